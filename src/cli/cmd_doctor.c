@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* heal doctor: what this machine supports, how limits are enforced, and the fix for the rest. */
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/util.h"
+
+extern char **environ;
+
+struct check {
+        const char *name;
+        const char *status; /* "ok", "warn", "fail" */
+        char detail[HEAL_ERROR_MSG_MAX + 64];
+};
+
+struct doctor {
+        struct check checks[16];
+        size_t n;
+        bool json;
+};
+
+static struct check *add(struct doctor *d, const char *name, const char *status)
+{
+        struct check *c = &d->checks[d->n++];
+
+        c->name = name;
+        c->status = status;
+        c->detail[0] = '\0';
+        return c;
+}
+
+/* Run @argv in a sandbox with @mounts (NULL: default view); 0 when it ran and exited 0. */
+static int try_run(const char *const *argv, unsigned flags, bool overlay_probe, char *msg,
+                   size_t len, heal_sandbox_result *ret)
+{
+        static const char *const ro[] = { "ro", NULL };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_sandbox *sb = NULL;
+        int r;
+
+        r = heal_sandbox_new(&sb, &err);
+        if (r >= 0 && overlay_probe) {
+                r = heal_sandbox_add_mount(sb, "bind", "/", "/", ro, &err);
+                if (r >= 0)
+                        r = heal_sandbox_add_mount(sb, "overlay", "/etc", "/tmp", NULL, &err);
+        }
+        if (r >= 0)
+                r = heal_sandbox_set_flags(sb, flags, &err);
+        if (r >= 0)
+                r = heal_sandbox_inherit_env(sb, (const char *const *)environ, &err);
+        if (r >= 0)
+                r = heal_sandbox_setenv(sb, "HOME", "/tmp", &err);
+        if (r >= 0)
+                r = heal_sandbox_set_cwd(sb, "/", &err);
+        if (r >= 0)
+                r = heal_sandbox_run(sb, argv, ret, &err);
+        heal_sandbox_free(sb);
+        if (r < 0) {
+                snprintf(msg, len, "%s", err.msg);
+                return r;
+        }
+        if (ret->status != HEAL_STATUS_OK) {
+                snprintf(msg, len, "%s", ret->message[0] ? ret->message
+                                                          : heal_sandbox_status_to_string(ret->status));
+                return -1;
+        }
+        return 0;
+}
+
+static void check_namespaces(struct doctor *d)
+{
+        static const char *const argv[] = { "/bin/true", NULL };
+        heal_sandbox_result res = { 0 };
+        char msg[HEAL_ERROR_MSG_MAX];
+        struct check *c;
+
+        if (try_run(argv, 0, false, msg, sizeof(msg), &res) < 0) {
+                c = add(d, "namespaces", "fail");
+                snprintf(c->detail, sizeof(c->detail), "%s", msg);
+        } else {
+                c = add(d, "namespaces", "ok");
+                snprintf(c->detail, sizeof(c->detail),
+                         "user, mount, pid, net, ipc, uts, cgroup namespaces and the seccomp "
+                         "filter (libseccomp %u.%u.%u) work; /bin/true took %.1f ms",
+                         seccomp_version()->major, seccomp_version()->minor,
+                         seccomp_version()->micro, (double)res.timing.end_us / 1000.0);
+        }
+        heal_sandbox_result_release(&res);
+}
+
+static void check_overlay(struct doctor *d)
+{
+        static const char *const argv[] = { "/bin/sh", "-c", "echo x > /tmp/heal-probe", NULL };
+        heal_sandbox_result res = { 0 };
+        char msg[HEAL_ERROR_MSG_MAX];
+        struct check *c;
+
+        if (try_run(argv, 0, true, msg, sizeof(msg), &res) < 0) {
+                c = add(d, "overlay", "fail");
+                snprintf(c->detail, sizeof(c->detail),
+                         "%s; heal's repair workspaces need overlayfs in a user namespace", msg);
+        } else {
+                c = add(d, "overlay", "ok");
+                snprintf(c->detail, sizeof(c->detail),
+                         "overlayfs over host directories works in a user namespace");
+        }
+        heal_sandbox_result_release(&res);
+}
+
+static void check_cgroup(struct doctor *d)
+{
+        char where[2 * 4096];
+        bool mem, pids;
+        heal_sandbox_enforcement e = heal_sandbox_probe_enforcement(&mem, &pids, where,
+                                                                    sizeof(where));
+        struct check *c = add(d, "limits", mem && pids ? "ok" : "warn");
+
+        (void)str_printf(c->detail, sizeof(c->detail),
+                 "memory: %s; processes: %s%s%s%s",
+                 mem ? (e == HEAL_ENFORCE_CGROUP_V2 ? "cgroup v2 memory.max" : "cgroup v1 memory.limit_in_bytes")
+                     : "RLIMIT_DATA per process (no writable cgroup)",
+                 pids ? "cgroup pids.max" : "RLIMIT_NPROC per user namespace",
+                 where[0] ? " (" : "", where, where[0] ? ")" : "");
+        if (!(mem && pids))
+                snprintf(c->detail + strlen(c->detail), sizeof(c->detail) - strlen(c->detail),
+                         "; fix: run as root, or delegate a cgroup v2 subtree to your user and "
+                         "set HEAL_CGROUP to it");
+}
+
+static void check_tool(struct doctor *d, const char *name, const char *const *argv,
+                       const char *package)
+{
+        heal_sandbox_result res = { 0 };
+        char msg[HEAL_ERROR_MSG_MAX];
+        struct check *c;
+
+        if (try_run(argv, 0, false, msg, sizeof(msg), &res) < 0) {
+                c = add(d, name, "warn");
+                snprintf(c->detail, sizeof(c->detail), "%s; fix: apt-get install %s", msg,
+                         package);
+        } else {
+                const char *out = res.out_len ? res.out : res.err;
+
+                c = add(d, name, "ok");
+                snprintf(c->detail, sizeof(c->detail), "%.*s", (int)strcspn(out, "\n"), out);
+        }
+        heal_sandbox_result_release(&res);
+}
+
+static int print(struct doctor *d)
+{
+        bool failed = false;
+
+        if (d->json) {
+                json_t *a = json_array();
+
+                for (size_t i = 0; i < d->n; i++)
+                        json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "name",
+                                                           d->checks[i].name, "status",
+                                                           d->checks[i].status, "detail",
+                                                           d->checks[i].detail));
+                json_print(json_pack("{s:o}", "checks", a));
+        }
+        for (size_t i = 0; i < d->n; i++) {
+                failed |= strcmp(d->checks[i].status, "fail") == 0;
+                if (!d->json)
+                        printf("%-5s %-11s %s\n", d->checks[i].status, d->checks[i].name,
+                               d->checks[i].detail);
+        }
+        return failed ? 1 : 0;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+        static const char *const go[] = { "go", "version", NULL };
+        static const char *const cc[] = { "cc", "--version", NULL };
+        static const char *const py[] = { "python3", "--version", NULL };
+        struct doctor d = { .n = 0 };
+        struct check *c;
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--json") == 0) {
+                        d.json = true;
+                } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+                        printf("usage: heal doctor [--json]\n\nChecks namespaces, overlayfs, "
+                               "seccomp, how limits are enforced, and the toolchains heal runs "
+                               "in the sandbox; prints the fix for each problem.\nExit status: 0 "
+                               "when nothing failed, 1 otherwise.\n");
+                        return 0;
+                } else {
+                        log_error("doctor: unknown option '%s'", argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+        check_namespaces(&d);
+        check_overlay(&d);
+        check_cgroup(&d);
+        check_tool(&d, "go", go, "golang-go");
+        check_tool(&d, "cc", cc, "gcc");
+        check_tool(&d, "python3", py, "python3");
+        c = add(&d, "llm", "warn");
+        snprintf(c->detail, sizeof(c->detail),
+                 "no model provider in this build yet (the LLM layer is issue 3)");
+        return print(&d);
+}

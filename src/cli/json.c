@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* JSON output of heal run (schema: docs/json.md). Program output is not always UTF-8: invalid
+ * bytes become U+FFFD so the document stays valid. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* Length of the valid UTF-8 sequence at @s (RFC 3629), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t left)
+{
+        size_t n;
+        unsigned cp;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xC2 && s[0] <= 0xDF)
+                n = 2, cp = s[0] & 0x1F;
+        else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+                n = 3, cp = s[0] & 0x0F;
+        else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+                n = 4, cp = s[0] & 0x07;
+        else
+                return 0;
+        if (n > left)
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xC0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3F);
+        }
+        if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+                return 0;
+        return n;
+}
+
+json_t *json_string_bytes(const char *data, size_t len)
+{
+        const unsigned char *s = (const unsigned char *)data;
+        char *clean;
+        size_t o = 0;
+        json_t *j;
+
+        clean = malloc(len * 3 + 1);
+        if (!clean)
+                return NULL;
+        for (size_t i = 0; i < len;) {
+                size_t n = utf8_seq(s + i, len - i);
+
+                if (n == 0 || s[i] == 0) {
+                        memcpy(clean + o, "\xEF\xBF\xBD", 3); /* U+FFFD */
+                        o += 3;
+                        i++;
+                        continue;
+                }
+                memcpy(clean + o, s + i, n);
+                o += n;
+                i += n;
+        }
+        j = json_stringn(clean, o);
+        free(clean);
+        return j;
+}
+
+static json_t *limits_hit_json(unsigned bits)
+{
+        json_t *a = json_array();
+
+        for (unsigned b = 1; b && b <= HEAL_LIMIT_FSIZE; b <<= 1)
+                if (bits & b)
+                        json_array_append_new(a, json_string(heal_sandbox_limit_name(b)));
+        return a;
+}
+
+static json_t *procs_json(const heal_sandbox_result *res)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; i < res->n_procs; i++) {
+                const heal_sandbox_proc *p = &res->procs[i];
+                char state[2] = { p->state ? p->state : '?', 0 };
+
+                json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:I}", "pid", p->pid,
+                                                   "ppid", p->ppid, "state", state, "comm",
+                                                   p->comm, "wchan", p->wchan, "syscall",
+                                                   p->syscall, "cpu_ms", (json_int_t)p->cpu_ms));
+        }
+        return a;
+}
+
+json_t *result_to_json(const heal_sandbox_result *res)
+{
+        static const char *const enforce[] = { "rlimit", "cgroup_v1", "cgroup_v2" };
+        const heal_sandbox_timing *t = &res->timing;
+
+        return json_pack(
+                "{s:s,s:i,s:i,s:o,s:s,s:I,s:I,s:I,s:o,s:b,s:o,s:b,s:s,s:o,s:{s:I,s:I,s:I,s:I,s:I}}",
+                "status", heal_sandbox_status_to_string(res->status), "exit_code", res->exit_code,
+                "signal", res->signal, "limits_hit", limits_hit_json(res->limits_hit),
+                "enforcement", enforce[res->enforcement], "wall_ms", (json_int_t)res->wall_ms,
+                "cpu_ms", (json_int_t)res->cpu_ms, "memory_peak_bytes",
+                (json_int_t)res->mem_peak_bytes, "stdout", json_string_bytes(res->out, res->out_len),
+                "stdout_truncated", res->out_truncated, "stderr",
+                json_string_bytes(res->err, res->err_len), "stderr_truncated", res->err_truncated,
+                "message", res->message, "processes", procs_json(res), "timing_us", "clone",
+                (json_int_t)t->clone_us, "maps", (json_int_t)t->maps_us, "mounts",
+                (json_int_t)t->mounts_us, "exec", (json_int_t)t->exec_us, "end",
+                (json_int_t)t->end_us);
+}
+
+int json_print(json_t *doc)
+{
+        int r;
+
+        if (!doc) {
+                log_error("out of memory while formatting JSON");
+                return -1;
+        }
+        r = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+        fputc('\n', stdout);
+        json_decref(doc);
+        return r;
+}

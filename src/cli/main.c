@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* heal: the command-line front end of libheal. One file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+        "usage: heal <command> [options]\n"
+        "\n"
+        "Run code nobody reviewed, fast and contained, and (soon) let an LLM repair a failing\n"
+        "build or test without touching your tree until the fix is verified.\n"
+        "\n"
+        "commands:\n"
+        "  run [options] -- CMD [ARG...]   run CMD in a throwaway sandbox (namespaces, mounts,\n"
+        "                                  limits, seccomp); see 'heal run --help'\n"
+        "  doctor [--json]                 check what this machine supports and how to fix the rest\n"
+        "\n"
+        "  heal -- CMD                     the repair job: not in this build yet (issue 5)\n"
+        "\n"
+        "docs: docs/sandbox.md, docs/exit-codes.md, docs/json.md\n";
+
+int main(int argc, char **argv)
+{
+        const char *cmd = argc > 1 ? argv[1] : NULL;
+
+        if (!cmd) {
+                fputs(usage, stderr);
+                return EXIT_USAGE;
+        }
+        if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+                fputs(usage, stdout);
+                return 0;
+        }
+        if (strcmp(cmd, "--version") == 0) {
+                printf("heal 0.1.0\n");
+                return 0;
+        }
+        if (strcmp(cmd, "run") == 0)
+                return cmd_run(argc - 1, argv + 1);
+        if (strcmp(cmd, "doctor") == 0)
+                return cmd_doctor(argc - 1, argv + 1);
+        if (strcmp(cmd, "--") == 0) {
+                log_error("the repair job ('heal -- CMD') is not part of this build yet; "
+                          "'heal run -- CMD' runs CMD in the sandbox");
+                return EXIT_USAGE;
+        }
+        log_error("unknown command '%s'; see 'heal --help'", cmd);
+        return EXIT_USAGE;
+}

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory and process limits through a cgroup, where heal can write one: cgroup v2 (a delegated
+ * subtree, the root as root, or $HEAL_CGROUP), else the v1 memory and pids hierarchies (hybrid
+ * layouts like this project's CI machine), else nothing and the limits fall back to rlimits.
+ * Each run gets its own child cgroup, removed when the run is reaped.
+ * See: Documentation/admin-guide/cgroup-v2.rst, cgroup-v1/memory.rst, cgroup-v1/pids.rst.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "sandbox-internal.h"
+
+struct cg_base {
+        bool v2;             /* v2 usable for both controllers */
+        char v2_dir[PATH_MAX];
+        char v1_mem[PATH_MAX]; /* "" when unusable */
+        char v1_pids[PATH_MAX];
+};
+
+static struct cg_base base;
+static pthread_once_t base_once = PTHREAD_ONCE_INIT;
+static atomic_uint run_seq;
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, len - 1);
+        close(fd);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        return (int)n;
+}
+
+static int write_str(const char *dir, const char *file, const char *value)
+{
+        char path[PATH_MAX];
+        int fd, r = 0;
+
+        if (str_printf(path, sizeof(path), "%s/%s", dir, file) < 0)
+                return -ENAMETOOLONG;
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, value, strlen(value)) < 0)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+/* Mount point of a cgroup v1 hierarchy holding @controller, or of cgroup2 (@controller NULL). */
+static bool find_mount(char *ret, size_t len, const char *controller)
+{
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[4096];
+        bool found = false;
+
+        if (!f)
+                return false;
+        while (!found && fgets(line, sizeof(line), f)) {
+                char mnt[PATH_MAX], fstype[64], super[1024];
+                char *dash = strstr(line, " - ");
+
+                if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+                    sscanf(dash, " - %63s %*s %1023s", fstype, super) != 2)
+                        continue;
+                if (controller ? strcmp(fstype, "cgroup") == 0 &&
+                                         (strstr(super, controller) != NULL)
+                               : strcmp(fstype, "cgroup2") == 0) {
+                        found = str_printf(ret, len, "%s", mnt) == 0;
+                        break;
+                }
+        }
+        fclose(f);
+        return found;
+}
+
+/* Our own cgroup path in the hierarchy with @controller ("" for v2). */
+static bool own_path(char *ret, size_t len, const char *controller)
+{
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        char line[4096];
+        bool found = false;
+
+        if (!f)
+                return false;
+        while (!found && fgets(line, sizeof(line), f)) {
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+                if (!c2)
+                        continue;
+                *c2 = '\0';
+                line[strcspn(line, "\n")] = '\0';
+                c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+                if (*controller ? strstr(c1 + 1, controller) != NULL : c1[1] == '\0') {
+                        found = str_printf(ret, len, "%s", c2 + 1) == 0;
+                        break;
+                }
+        }
+        fclose(f);
+        return found;
+}
+
+static void detect_v1(char *ret, size_t len, const char *controller, const char *probe_file)
+{
+        char mnt[PATH_MAX], own[PATH_MAX], dir[PATH_MAX * 2], probe[PATH_MAX * 3];
+
+        ret[0] = '\0';
+        if (!find_mount(mnt, sizeof(mnt), controller) || !own_path(own, sizeof(own), controller))
+                return;
+        if (str_printf(dir, sizeof(dir), "%s%s", mnt, strcmp(own, "/") == 0 ? "" : own) < 0 ||
+            str_printf(probe, sizeof(probe), "%s/%s", dir, probe_file) < 0)
+                return;
+        if (access(dir, W_OK) == 0 && access(probe, F_OK) == 0)
+                (void)str_printf(ret, len, "%s", dir);
+}
+
+static void detect_v2(void)
+{
+        char mnt[PATH_MAX], own[PATH_MAX], ctl[256] = "";
+        const char *env = getenv("HEAL_CGROUP");
+
+        if (env && *env) {
+                if (str_printf(base.v2_dir, sizeof(base.v2_dir), "%s", env) < 0)
+                        return;
+        } else if (!find_mount(mnt, sizeof(mnt), NULL) || !own_path(own, sizeof(own), "") ||
+                   str_printf(base.v2_dir, sizeof(base.v2_dir), "%s%s", mnt,
+                              strcmp(own, "/") == 0 ? "" : own) < 0) {
+                return;
+        }
+        if (str_printf(mnt, sizeof(mnt), "%s/cgroup.controllers", base.v2_dir) < 0 ||
+            access(base.v2_dir, W_OK) < 0 || read_small(mnt, ctl, sizeof(ctl)) < 0 ||
+            !strstr(ctl, "memory") || !strstr(ctl, "pids"))
+                return;
+        /* Children may only get controllers the parent hands down; this fails (EBUSY) when the
+         * cgroup holds processes itself and is not the root: then v2 is not ours to use. */
+        if (write_str(base.v2_dir, "cgroup.subtree_control", "+memory +pids") < 0)
+                return;
+        base.v2 = true;
+}
+
+static void detect(void)
+{
+        detect_v2();
+        if (base.v2)
+                return;
+        detect_v1(base.v1_mem, sizeof(base.v1_mem), "memory", "memory.limit_in_bytes");
+        detect_v1(base.v1_pids, sizeof(base.v1_pids), "pids", "pids.max");
+}
+
+heal_sandbox_enforcement cgroup_probe(bool *ret_mem, bool *ret_pids, char *where, size_t len)
+{
+        pthread_once(&base_once, detect);
+        *ret_mem = base.v2 || base.v1_mem[0];
+        *ret_pids = base.v2 || base.v1_pids[0];
+        if (base.v2) {
+                (void)str_printf(where, len, "%s", base.v2_dir);
+                return HEAL_ENFORCE_CGROUP_V2;
+        }
+        (void)str_printf(where, len, "%s%s%s", base.v1_mem, base.v1_mem[0] && base.v1_pids[0] ? ", " : "",
+                 base.v1_pids);
+        return *ret_mem || *ret_pids ? HEAL_ENFORCE_CGROUP_V1 : HEAL_ENFORCE_RLIMIT;
+}
+
+static char *make_child(const char *parent)
+{
+        char *dir;
+
+        if (asprintf(&dir, "%s/heal-%d-%u", parent, (int)getpid(), atomic_fetch_add(&run_seq, 1)) < 0)
+                return NULL;
+        if (mkdir(dir, 0755) < 0) {
+                free(dir);
+                return NULL;
+        }
+        return dir;
+}
+
+int cgroup_prepare(struct cgroup_run *cg, const heal_sandbox_limits *limits)
+{
+        char v[32];
+
+        pthread_once(&base_once, detect);
+        if (base.v2) {
+                if (!(cg->mem_dir = make_child(base.v2_dir)))
+                        return -errno;
+                cg->pids_dir = cg->mem_dir;
+                cg->mode = HEAL_ENFORCE_CGROUP_V2;
+                snprintf(v, sizeof(v), "%llu", (unsigned long long)limits->mem_max_bytes);
+                cg->mem = limits->mem_max_bytes && write_str(cg->mem_dir, "memory.max", v) == 0;
+                if (cg->mem)
+                        (void)write_str(cg->mem_dir, "memory.swap.max", "0");
+                snprintf(v, sizeof(v), "%llu", (unsigned long long)limits->pids_max);
+                cg->pids = limits->pids_max && write_str(cg->pids_dir, "pids.max", v) == 0;
+                return 0;
+        }
+        if (base.v1_mem[0] && limits->mem_max_bytes && (cg->mem_dir = make_child(base.v1_mem))) {
+                snprintf(v, sizeof(v), "%llu", (unsigned long long)limits->mem_max_bytes);
+                cg->mem = write_str(cg->mem_dir, "memory.limit_in_bytes", v) == 0;
+                if (cg->mem) /* no swapping around the limit, where swap is accounted */
+                        (void)write_str(cg->mem_dir, "memory.memsw.limit_in_bytes", v);
+        }
+        if (base.v1_pids[0] && limits->pids_max && (cg->pids_dir = make_child(base.v1_pids))) {
+                snprintf(v, sizeof(v), "%llu", (unsigned long long)limits->pids_max);
+                cg->pids = write_str(cg->pids_dir, "pids.max", v) == 0;
+        }
+        if (cg->mem || cg->pids)
+                cg->mode = HEAL_ENFORCE_CGROUP_V1;
+        return 0;
+}
+
+int cgroup_attach(const struct cgroup_run *cg, pid_t pid)
+{
+        char v[32];
+        int r = 0;
+
+        snprintf(v, sizeof(v), "%d", (int)pid);
+        if (cg->mem_dir && (cg->mem || cg->mode == HEAL_ENFORCE_CGROUP_V2))
+                r = write_str(cg->mem_dir, "cgroup.procs", v);
+        if (r >= 0 && cg->pids_dir && cg->pids_dir != cg->mem_dir && cg->pids)
+                r = write_str(cg->pids_dir, "cgroup.procs", v);
+        return r;
+}
+
+/* The number after @key in a "key value" list such as memory.events, or 0. */
+static uint64_t read_key(const char *dir, const char *file, const char *key)
+{
+        char path[PATH_MAX], buf[4096];
+        const char *p;
+        size_t kl = strlen(key);
+
+        if (str_printf(path, sizeof(path), "%s/%s", dir, file) < 0 ||
+            read_small(path, buf, sizeof(buf)) < 0)
+                return 0;
+        for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (strncmp(p, key, kl) == 0 && p[kl] == ' ')
+                        return strtoull(p + kl + 1, NULL, 10);
+        return 0;
+}
+
+static uint64_t read_u64(const char *dir, const char *file)
+{
+        char path[PATH_MAX], buf[64];
+
+        if (str_printf(path, sizeof(path), "%s/%s", dir, file) < 0)
+                return 0;
+        return read_small(path, buf, sizeof(buf)) > 0 ? strtoull(buf, NULL, 10) : 0;
+}
+
+void cgroup_collect(const struct cgroup_run *cg, uint64_t *ret_peak, bool *ret_oom,
+                    bool *ret_pids_hit)
+{
+        bool v2 = cg->mode == HEAL_ENFORCE_CGROUP_V2;
+
+        if (cg->mem) {
+                *ret_peak = read_u64(cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes");
+                *ret_oom = read_key(cg->mem_dir, v2 ? "memory.events" : "memory.oom_control",
+                                    "oom_kill") > 0;
+        }
+        if (cg->pids)
+                *ret_pids_hit = read_key(cg->pids_dir, "pids.events", "max") > 0;
+}
+
+static void remove_dir(const char *dir)
+{
+        /* Right after the reap the kernel may still be tearing the last task down. */
+        for (int i = 0; i < 200 && rmdir(dir) < 0 && errno == EBUSY; i++)
+                nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+}
+
+void cgroup_release(struct cgroup_run *cg)
+{
+        if (cg->pids_dir && cg->pids_dir != cg->mem_dir) {
+                remove_dir(cg->pids_dir);
+                free(cg->pids_dir);
+        }
+        if (cg->mem_dir) {
+                remove_dir(cg->mem_dir);
+                free(cg->mem_dir);
+        }
+        memset(cg, 0, sizeof(*cg));
+}

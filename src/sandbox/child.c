@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox's init (PID 1 of the new PID namespace) and the command it starts.
+ *
+ * This runs in a child made by clone3(2) without CLONE_VM from a possibly multi-threaded caller,
+ * so only async-signal-safe calls are allowed: no malloc, no stdio, no locale. Every string was
+ * built by the parent (plan-compile.c); failures go back as a fixed-size struct report.
+ *
+ * Order (each step's failure names the step): uid/gid maps, nested-userns limit, private mount
+ * propagation, a staging tmpfs pivoted to "/" (the host root stays reachable at /oldroot), the
+ * plan's entries under /newroot, pivot into /newroot, hostname, loopback, then the command in
+ * a new session with rlimits, no capabilities, no_new_privs and the seccomp filter.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/mount.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox-internal.h"
+
+#ifndef MOUNT_ATTR__ATIME
+# define MOUNT_ATTR__ATIME 0x00000070
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+# define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static const struct child_plan *P;
+
+static uint64_t clock_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Concatenate @a and @b into @dst (capacity @cap); false when it does not fit. */
+static bool join(char *dst, size_t cap, const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+
+        if (la + lb + 1 > cap)
+                return false;
+        memcpy(dst, a, la);
+        memcpy(dst + la, b, lb + 1);
+        return true;
+}
+
+static _Noreturn void fail(int step, int err, int entry, const char *path)
+{
+        struct report r = { .kind = REPORT_ERROR, .step = step, .err = err, .entry = entry };
+        ssize_t _unused;
+
+        if (path) {
+                size_t n = strlen(path);
+
+                if (n >= sizeof(r.path))
+                        n = sizeof(r.path) - 1;
+                memcpy(r.path, path, n);
+        }
+        _unused = write(P->report_fd, &r, sizeof(r));
+        (void)_unused;
+        _exit(step == STEP_EXEC ? (err == ENOENT ? 127 : 126) : 125);
+}
+
+static int write_file(const char *path, const char *data)
+{
+        size_t len = strlen(data);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = write(fd, data, len);
+        if (n < 0 || (size_t)n != len) {
+                int e = n < 0 ? errno : EIO;
+
+                close(fd);
+                return -e;
+        }
+        return close(fd) < 0 ? -errno : 0;
+}
+
+static void setup_userns(void)
+{
+        int r;
+
+        r = write_file("/proc/self/setgroups", "deny");
+        if (r < 0 && r != -ENOENT)
+                fail(STEP_SETGROUPS, -r, -1, NULL);
+        r = write_file("/proc/self/uid_map", P->uid_map);
+        if (r < 0)
+                fail(STEP_UID_MAP, -r, -1, NULL);
+        r = write_file("/proc/self/gid_map", P->gid_map);
+        if (r < 0)
+                fail(STEP_GID_MAP, -r, -1, NULL);
+        if (!(P->flags & HEAL_SANDBOX_ALLOW_USERNS)) {
+                /* Per user namespace: nested user namespaces now fail with ENOSPC. */
+                r = write_file("/proc/sys/user/max_user_namespaces", "0");
+                if (r < 0)
+                        fail(STEP_USERNS_LIMIT, -r, -1, NULL);
+        }
+}
+
+/* mkdir -p for the components of @path below "/newroot" (or below "/" when it does not start so). */
+static int mkdir_parents(const char *path)
+{
+        char buf[4096];
+        size_t len = strlen(path);
+        size_t start = strncmp(path, "/newroot/", 9) == 0 ? 9 : 1;
+
+        if (len >= sizeof(buf))
+                return -ENAMETOOLONG;
+        memcpy(buf, path, len + 1);
+        for (size_t i = start; i < len; i++) {
+                if (buf[i] != '/')
+                        continue;
+                buf[i] = '\0';
+                if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                buf[i] = '/';
+        }
+        return 0;
+}
+
+static void prepare_mountpoint(const struct child_op *op)
+{
+        bool want_dir = !(op->kind == HEAL_MOUNT_BIND && op->is_file);
+        struct stat st;
+        int r;
+
+        if (op->kind == MOUNT_KIND_SYMLINK) {
+                if (lstat(op->dst, &st) == 0)
+                        fail(STEP_SYMLINK, EEXIST, op->entry, op->dst);
+        } else if (stat(op->dst, &st) == 0) {
+                if (want_dir != !!S_ISDIR(st.st_mode))
+                        fail(STEP_MOUNTPOINT_TYPE, want_dir ? ENOTDIR : EISDIR, op->entry,
+                             op->dst);
+                return;
+        } else if (errno != ENOENT) {
+                fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+        }
+        if (!op->may_create)
+                fail(STEP_MOUNTPOINT_MISSING, ENOENT, op->entry, op->dst);
+        r = mkdir_parents(op->dst);
+        if (r < 0)
+                fail(STEP_MOUNTPOINT, -r, op->entry, op->dst);
+        if (op->kind == MOUNT_KIND_SYMLINK)
+                return;
+        if (want_dir) {
+                if (mkdir(op->dst, 0755) < 0 && errno != EEXIST)
+                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+        } else {
+                int fd = open(op->dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+                if (fd < 0)
+                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+                close(fd);
+        }
+}
+
+static void set_attrs(const struct child_op *op, const char *path, bool recursive)
+{
+        struct mount_attr attr = { .attr_set = op->attr_set, .attr_clr = op->attr_clr };
+
+        if (op->defer_ro)
+                attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+        if (attr.attr_set & MOUNT_ATTR_NOATIME)
+                attr.attr_clr |= MOUNT_ATTR__ATIME;
+        else if (attr.attr_clr & MOUNT_ATTR_NOATIME)
+                attr.attr_clr = (attr.attr_clr & ~(uint64_t)MOUNT_ATTR_NOATIME) |
+                                MOUNT_ATTR__ATIME; /* "atime": back to relatime */
+        if (!attr.attr_set && !attr.attr_clr)
+                return;
+        if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr,
+                    sizeof(attr)) < 0)
+                fail(STEP_SETATTR, errno, op->entry, path);
+}
+
+static void mount_dev(const struct child_op *op)
+{
+        static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+        static const char *const links[][2] = {
+                { "fd", "/proc/self/fd" },        { "stdin", "/proc/self/fd/0" },
+                { "stdout", "/proc/self/fd/1" },  { "stderr", "/proc/self/fd/2" },
+                { "ptmx", "pts/ptmx" },
+        };
+        char dst[4096], src[64], data[160];
+
+        if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->dst);
+        for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+                int fd;
+
+                if (!join(dst, sizeof(dst), op->dst, "/") || !join(dst, sizeof(dst), dst, nodes[i]))
+                        fail(STEP_DEV, ENAMETOOLONG, op->entry, op->dst);
+                join(src, sizeof(src), "/oldroot/dev/", nodes[i]);
+                fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+                if (fd < 0)
+                        fail(STEP_DEV, errno, op->entry, dst);
+                close(fd);
+                if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+                        fail(STEP_DEV, errno, op->entry, src);
+        }
+        for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+                join(dst, sizeof(dst), op->dst, "/");
+                join(dst, sizeof(dst), dst, links[i][0]);
+                if (symlink(links[i][1], dst) < 0)
+                        fail(STEP_DEV, errno, op->entry, dst);
+        }
+        join(dst, sizeof(dst), op->dst, "/pts");
+        if (mkdir(dst, 0755) < 0 ||
+            mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
+                  "newinstance,ptmxmode=0666,mode=620") < 0)
+                fail(STEP_DEV, errno, op->entry, dst);
+        join(dst, sizeof(dst), op->dst, "/shm");
+        if (!join(data, sizeof(data), "mode=1777,", op->hidden_data ? op->hidden_data : ""))
+                fail(STEP_DEV, E2BIG, op->entry, dst);
+        if (data[strlen(data) - 1] == ',')
+                data[strlen(data) - 1] = '\0';
+        if (mkdir(dst, 01777) < 0 ||
+            mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
+                fail(STEP_DEV, errno, op->entry, dst);
+}
+
+static void mount_overlay(const struct child_op *op)
+{
+        if (op->hidden) {
+                char sub[128];
+
+                if (mkdir(op->hidden, 0700) < 0 ||
+                    mount("tmpfs", op->hidden, "tmpfs", MS_NOSUID | MS_NODEV,
+                          op->hidden_data) < 0)
+                        fail(STEP_OVERLAY_PREP, errno, op->entry, op->hidden);
+                join(sub, sizeof(sub), op->hidden, "/u");
+                if (mkdir(sub, 0755) < 0)
+                        fail(STEP_OVERLAY_PREP, errno, op->entry, sub);
+                join(sub, sizeof(sub), op->hidden, "/w");
+                if (mkdir(sub, 0700) < 0)
+                        fail(STEP_OVERLAY_PREP, errno, op->entry, sub);
+        }
+        if (op->mkworkdir && mkdir(op->mkworkdir, 0700) < 0 && errno != EEXIST)
+                fail(STEP_OVERLAY_PREP, errno, op->entry, op->mkworkdir);
+        if (mount("overlay", op->dst, "overlay", op->ms_flags, op->data) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->dst);
+}
+
+static void apply_op(const struct child_op *op)
+{
+        if (op->cover >= 0)
+                prepare_mountpoint(op);
+        switch (op->kind) {
+        case HEAL_MOUNT_BIND:
+                if (mount(op->src, op->dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, op->src);
+                set_attrs(op, op->dst, true);
+                break;
+        case HEAL_MOUNT_TMPFS:
+                if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, op->dst);
+                break;
+        case HEAL_MOUNT_PROC:
+                if (mount("proc", op->dst, "proc", op->ms_flags, NULL) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, op->dst);
+                break;
+        case HEAL_MOUNT_DEV:
+                mount_dev(op);
+                break;
+        case HEAL_MOUNT_OVERLAY:
+                mount_overlay(op);
+                break;
+        case MOUNT_KIND_SYMLINK:
+                if (symlink(op->src, op->dst) < 0)
+                        fail(STEP_SYMLINK, errno, op->entry, op->dst);
+                break;
+        }
+}
+
+static void setup_mounts(void)
+{
+        /* Nothing we mount may propagate back to the host. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                fail(STEP_MAKE_PRIVATE, errno, -1, NULL);
+        /* A staging tmpfs becomes "/", the host root moves to /oldroot, nothing is hidden. */
+        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0)
+                fail(STEP_STAGING, errno, -1, "/tmp");
+        if (chdir("/tmp") < 0 || mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0)
+                fail(STEP_STAGING, errno, -1, "/tmp");
+        if (syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0)
+                fail(STEP_PIVOT_STAGING, errno, -1, NULL);
+        for (size_t i = 0; i < P->n_ops; i++)
+                apply_op(&P->ops[i]);
+        for (size_t i = 0; i < P->n_ops; i++) {
+                const struct child_op *op = &P->ops[i];
+                struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+
+                if (op->defer_ro && (op->attr_set & MOUNT_ATTR_RDONLY) &&
+                    syscall(SYS_mount_setattr, AT_FDCWD, op->dst, 0, &ro, sizeof(ro)) < 0)
+                        fail(STEP_ROOT_RO, errno, op->entry, op->dst);
+        }
+        /* pivot_root(".", ".") stacks the staging root on the new one; detach it and oldroot. */
+        if (chdir("/newroot") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+            umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+                fail(STEP_PIVOT_ROOT, errno, -1, NULL);
+}
+
+static void setup_host(void)
+{
+        if (sethostname("heal", 4) < 0)
+                fail(STEP_HOSTNAME, errno, -1, NULL);
+        if (!(P->flags & HEAL_SANDBOX_SHARE_NET)) {
+                struct ifreq ifr = { 0 };
+                int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+                memcpy(ifr.ifr_name, "lo", 3);
+                if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+                        fail(STEP_LOOPBACK, errno, -1, NULL);
+                ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+                if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+                        fail(STEP_LOOPBACK, errno, -1, NULL);
+                close(s);
+        }
+}
+
+/* Close every descriptor but the ones the plan names (the caller's fds must not linger). */
+static void close_other_fds(void)
+{
+        int keep[5] = { P->report_fd, P->ctl_fd, P->stdin_fd, P->stdout_fd, P->stderr_fd };
+        int lo = 3;
+
+        for (size_t i = 0; i < 5; i++)
+                for (size_t j = i + 1; j < 5; j++)
+                        if (keep[j] < keep[i]) {
+                                int t = keep[i];
+
+                                keep[i] = keep[j];
+                                keep[j] = t;
+                        }
+        for (size_t i = 0; i < 5; i++) {
+                if (keep[i] < lo)
+                        continue;
+                if (keep[i] > lo)
+                        syscall(SYS_close_range, lo, keep[i] - 1, 0);
+                lo = keep[i] + 1;
+        }
+        syscall(SYS_close_range, lo, ~0U, 0);
+}
+
+static void drop_capabilities(void)
+{
+        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[2] = { { 0 } };
+
+        for (int c = 0; c <= P->cap_last_cap; c++)
+                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                        fail(STEP_CAPS, errno, -1, NULL);
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                fail(STEP_CAPS, errno, -1, NULL);
+        if (syscall(SYS_capset, &hdr, data) < 0)
+                fail(STEP_CAPS, errno, -1, NULL);
+}
+
+/* Signal every sandboxed process: the whole PID namespace, or without one our process group. */
+static void kill_all(int sig)
+{
+        if (P->flags & HEAL_SANDBOX_ISOLATION_NONE)
+                kill(0, sig);
+        else
+                kill(-1, sig);
+}
+
+static int high_fd(int fd)
+{
+        return fd < 3 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : fd;
+}
+
+static _Noreturn void exec_command(void)
+{
+        union {
+                const char *const *c;
+                char *const *m;
+        } argv = { .c = P->argv };
+        const char *file = P->argv[0];
+        const char *path = P->path_env ? P->path_env : "/usr/local/bin:/usr/bin:/bin";
+        char buf[4096];
+        int saved = ENOENT;
+
+        if (P->clock)
+                P->clock->exec_ns = clock_ns();
+        if (strchr(file, '/')) {
+                execve(file, argv.m, P->envp);
+                fail(STEP_EXEC, errno, -1, file);
+        }
+        while (*path) {
+                const char *end = strchrnul(path, ':');
+                size_t dl = (size_t)(end - path);
+
+                if (dl == 0) {
+                        buf[0] = '.';
+                        dl = 1;
+                } else if (dl < sizeof(buf)) {
+                        memcpy(buf, path, dl);
+                }
+                if (dl + strlen(file) + 2 <= sizeof(buf)) {
+                        buf[dl] = '/';
+                        memcpy(buf + dl + 1, file, strlen(file) + 1);
+                        execve(buf, argv.m, P->envp);
+                        if (errno != ENOENT && errno != ENOTDIR)
+                                saved = errno;
+                }
+                path = *end ? end + 1 : end;
+        }
+        fail(STEP_EXEC, saved, -1, file);
+}
+
+static _Noreturn void command_main(void)
+{
+        struct sigaction dfl = { .sa_handler = SIG_DFL }, ign = { .sa_handler = SIG_IGN };
+        int in, out, err;
+        sigset_t none;
+
+        for (int s = 1; s < NSIG; s++)
+                sigaction(s, &dfl, NULL);
+        /* A write past the file size limit fails with EFBIG instead of killing the writer. */
+        sigaction(SIGXFSZ, &ign, NULL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* Without a PID namespace the command stays in init's process group so it can be killed. */
+        if (!(P->flags & HEAL_SANDBOX_ISOLATION_NONE) && setsid() < 0)
+                fail(STEP_STDIO, errno, -1, NULL);
+        in = high_fd(P->stdin_fd);
+        out = high_fd(P->stdout_fd);
+        err = high_fd(P->stderr_fd);
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+            dup2(err, 2) < 0)
+                fail(STEP_STDIO, errno, -1, NULL);
+        for (size_t i = 0; i < P->n_rlimits; i++)
+                if (setrlimit(P->rlimits[i].resource, &P->rlimits[i].rl) < 0)
+                        fail(STEP_RLIMIT, errno, P->rlimits[i].resource, NULL);
+        /* Nothing but 0, 1, 2 survives execve (the report pipe is O_CLOEXEC already). */
+        syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+        drop_capabilities();
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                fail(STEP_NO_NEW_PRIVS, errno, -1, NULL);
+        if (P->seccomp &&
+            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, P->seccomp) < 0)
+                fail(STEP_SECCOMP, errno, -1, NULL);
+        exec_command();
+}
+
+/* Reap everything; report the command's status when it goes, then leave (the kernel kills the
+ * rest of the namespace when its init exits). */
+static _Noreturn void init_loop(pid_t cmd, int sfd)
+{
+        struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = P->ctl_fd,
+                                                                    .events = POLLIN } };
+
+        for (;;) {
+                struct signalfd_siginfo si;
+                int st;
+                pid_t pid;
+                char c;
+
+                if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+                        _exit(125);
+                if (pfd[1].revents) {
+                        ssize_t n = read(P->ctl_fd, &c, 1);
+
+                        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+                                kill_all(SIGKILL); /* the parent is gone */
+                                _exit(125);
+                        }
+                        if (n == 1 && c == CTL_QUIT)
+                                kill_all(SIGQUIT);
+                }
+                if (pfd[0].revents && read(sfd, &si, sizeof(si)) < 0 && errno != EAGAIN)
+                        _exit(125);
+                while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+                        if (pid == cmd) {
+                                struct report r = { .kind = REPORT_EXIT, .wstatus = st };
+                                ssize_t _unused = write(P->report_fd, &r, sizeof(r));
+
+                                (void)_unused;
+                                if (P->flags & HEAL_SANDBOX_ISOLATION_NONE)
+                                        kill_all(SIGKILL);
+                                _exit(0);
+                        }
+                }
+        }
+}
+
+_Noreturn void child_main(const struct child_plan *plan)
+{
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        sigset_t all;
+        pid_t cmd;
+        int sfd;
+
+        P = plan;
+        /* Inherited dispositions (a caller ignoring SIGCHLD) must not change how we reap. */
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        for (int s = 1; s < NSIG; s++)
+                sigaction(s, &dfl, NULL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (!(P->flags & HEAL_SANDBOX_ISOLATION_NONE)) {
+                setup_userns();
+                if (P->clock)
+                        P->clock->maps_ns = clock_ns();
+                setup_mounts();
+                if (P->cwd && chdir(P->cwd) < 0)
+                        fail(STEP_CHDIR, errno, -1, P->cwd);
+                setup_host();
+                if (P->clock)
+                        P->clock->mounts_ns = clock_ns();
+        } else {
+                if (setsid() < 0)
+                        fail(STEP_STDIO, errno, -1, NULL);
+                if (P->cwd && chdir(P->cwd) < 0)
+                        fail(STEP_CHDIR, errno, -1, P->cwd);
+        }
+        close_other_fds();
+        if (P->wait_go) {
+                char c = 0;
+
+                while (read(P->ctl_fd, &c, 1) < 0 && errno == EINTR)
+                        ;
+                if (c != CTL_GO)
+                        _exit(125);
+        }
+        if (P->new_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
+                fail(STEP_CGROUPNS, errno, -1, NULL);
+        sigemptyset(&all);
+        sigaddset(&all, SIGCHLD);
+        sfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                fail(STEP_SIGNALFD, errno, -1, NULL);
+        cmd = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+        if (cmd < 0)
+                fail(STEP_FORK, errno, -1, NULL);
+        if (cmd == 0) {
+                close(sfd);
+                command_main();
+        }
+        init_loop(cmd, sfd);
+}

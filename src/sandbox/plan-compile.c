@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The default view, and compiling a plan into child_ops: every path and mount(2) data string the
+ * child will use is built here, in the parent, because the child may not allocate (the caller
+ * may be multi-threaded, and the child is a fork of it).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "sandbox-internal.h"
+
+void plan_entries_free(struct mount_entry *entries, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                plan_entry_release(&entries[i]);
+        free(entries);
+}
+
+void plan_compiled_release(struct plan_compiled *pc)
+{
+        for (size_t i = 0; i < pc->n_strings; i++)
+                free(pc->strings[i]);
+        free(pc->strings);
+        free(pc->ops);
+        memset(pc, 0, sizeof(*pc));
+}
+
+/* Keep @s in the pool; returns it, or NULL on allocation failure (and frees @s). */
+static char *pool_keep(struct plan_compiled *pc, char *s)
+{
+        char **grown;
+
+        if (!s)
+                return NULL;
+        grown = realloc(pc->strings, (pc->n_strings + 1) * sizeof(*grown));
+        if (!grown) {
+                free(s);
+                return NULL;
+        }
+        pc->strings = grown;
+        pc->strings[pc->n_strings++] = s;
+        return s;
+}
+
+static char *pool_printf(struct plan_compiled *pc, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+static char *pool_printf(struct plan_compiled *pc, const char *fmt, ...)
+{
+        va_list ap;
+        char *s;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return n < 0 ? NULL : pool_keep(pc, s);
+}
+
+/* "/newroot" + sandbox path ("/" maps to "/newroot"). */
+static char *newroot_path(struct plan_compiled *pc, const char *path)
+{
+        return pool_printf(pc, "/newroot%s", strcmp(path, "/") == 0 ? "" : path);
+}
+
+static char *oldroot_path(struct plan_compiled *pc, const char *path)
+{
+        return pool_printf(pc, "/oldroot%s", strcmp(path, "/") == 0 ? "" : path);
+}
+
+static unsigned long attr_to_ms(uint64_t attr, bool skip_ro)
+{
+        unsigned long f = 0;
+
+        if ((attr & MOUNT_ATTR_RDONLY) && !skip_ro)
+                f |= MS_RDONLY;
+        if (attr & MOUNT_ATTR_NOSUID)
+                f |= MS_NOSUID;
+        if (attr & MOUNT_ATTR_NODEV)
+                f |= MS_NODEV;
+        if (attr & MOUNT_ATTR_NOEXEC)
+                f |= MS_NOEXEC;
+        if (attr & MOUNT_ATTR_NOATIME)
+                f |= MS_NOATIME;
+        return f;
+}
+
+/* "size=..,nr_inodes=.." from the entry's own values or the limits; "" when neither applies. */
+static char *tmpfs_sizing(struct plan_compiled *pc, const char *size, const char *inodes,
+                          const heal_sandbox_limits *lim)
+{
+        char sz[32] = "", in[32] = "";
+
+        if (size)
+                snprintf(sz, sizeof(sz), "size=%s", size);
+        else if (lim->tmpfs_max_bytes)
+                snprintf(sz, sizeof(sz), "size=%llu", (unsigned long long)lim->tmpfs_max_bytes);
+        if (inodes)
+                snprintf(in, sizeof(in), "nr_inodes=%s", inodes);
+        else if (lim->tmpfs_max_inodes)
+                snprintf(in, sizeof(in), "nr_inodes=%llu",
+                         (unsigned long long)lim->tmpfs_max_inodes);
+        return pool_printf(pc, "%s%s%s", sz, *sz && *in ? "," : "", in);
+}
+
+static int compile_overlay(struct plan_compiled *pc, struct child_op *op,
+                           const struct mount_entry *e, size_t idx,
+                           const heal_sandbox_limits *lim, heal_error *err)
+{
+        char lower[8192] = "";
+        size_t len = 0;
+        const char *upper, *work;
+
+        if (e->lowerdir) {
+                char *copy = strdup(e->lowerdir), *save = NULL;
+
+                if (!copy)
+                        return heal_error_set(err, -ENOMEM, "out of memory");
+                for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
+                        int n = snprintf(lower + len, sizeof(lower) - len, "%s/newroot%s",
+                                         len ? ":" : "", t);
+                        if (t[0] != '/' || n < 0 || (size_t)n >= sizeof(lower) - len) {
+                                free(copy);
+                                return heal_error_set(err, -EINVAL,
+                                                      "mount entry %zu (overlay at '%s'): bad "
+                                                      "lowerdir '%s'",
+                                                      idx, e->target, e->lowerdir);
+                        }
+                        len += (size_t)n;
+                }
+                free(copy);
+        }
+        if (e->source) {
+                if (strpbrk(e->source, ":,\\"))
+                        return heal_error_set(err, -EINVAL,
+                                              "mount entry %zu (overlay at '%s'): source '%s' "
+                                              "holds ':', ',' or '\\', which overlayfs cannot take",
+                                              idx, e->target, e->source);
+                snprintf(lower + len, sizeof(lower) - len, "%s/oldroot%s", len ? ":" : "",
+                         e->source);
+        }
+        if (e->upperdir) {
+                char *slash;
+
+                upper = newroot_path(pc, e->upperdir);
+                if (e->workdir) {
+                        work = newroot_path(pc, e->workdir);
+                } else {
+                        char *dir = strdup(e->upperdir);
+
+                        if (!dir)
+                                return heal_error_set(err, -ENOMEM, "out of memory");
+                        slash = strrchr(dir, '/');
+                        *slash = '\0';
+                        work = pool_printf(pc, "/newroot%s/.heal-work-%s", dir, slash + 1);
+                        free(dir);
+                        op->mkworkdir = work;
+                }
+        } else {
+                op->hidden = pool_printf(pc, "/.heal-ovl-%zu", idx);
+                op->hidden_data = tmpfs_sizing(pc, NULL, NULL, lim);
+                upper = pool_printf(pc, "/.heal-ovl-%zu/u", idx);
+                work = pool_printf(pc, "/.heal-ovl-%zu/w", idx);
+        }
+        if (!upper || !work)
+                return heal_error_set(err, -ENOMEM, "out of memory");
+        op->data = pool_printf(pc, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
+        op->ms_flags = attr_to_ms(e->attr_set, false);
+        return op->data ? 0 : heal_error_set(err, -ENOMEM, "out of memory");
+}
+
+static int compile_entry(struct plan_compiled *pc, struct child_op *op,
+                         const struct mount_entry *entries, size_t idx,
+                         const heal_sandbox_limits *lim, heal_error *err)
+{
+        const struct mount_entry *e = &entries[idx];
+
+        op->kind = e->kind;
+        op->entry = (int)idx;
+        op->cover = -1;
+        for (size_t j = 0; j < idx; j++)
+                if (path_under(e->target, entries[j].target) &&
+                    (op->cover < 0 || strlen(entries[j].target) >
+                                              strlen(entries[op->cover].target)))
+                        op->cover = (int)j;
+        if (op->cover >= 0) {
+                const struct mount_entry *c = &entries[op->cover];
+
+                op->may_create = c->kind == HEAL_MOUNT_TMPFS || c->kind == HEAL_MOUNT_DEV ||
+                                 (c->kind == HEAL_MOUNT_OVERLAY && !c->upperdir);
+        }
+        op->dst = newroot_path(pc, e->target);
+        op->attr_set = e->attr_set;
+        op->attr_clr = e->attr_clr;
+        op->defer_ro = e->defer_ro;
+        switch (e->kind) {
+        case HEAL_MOUNT_BIND:
+                op->src = oldroot_path(pc, e->source);
+                op->is_file = !e->source_is_dir;
+                break;
+        case HEAL_MOUNT_TMPFS: {
+                char *sizing = tmpfs_sizing(pc, e->size, e->nr_inodes, lim);
+
+                if (!sizing)
+                        return heal_error_set(err, -ENOMEM, "out of memory");
+                op->data = pool_printf(pc, "%s%s%s", e->tmpfs_opts ? e->tmpfs_opts : "",
+                                       e->tmpfs_opts && *sizing ? "," : "", sizing);
+                op->ms_flags = attr_to_ms(e->attr_set, e->defer_ro);
+                break;
+        }
+        case HEAL_MOUNT_PROC:
+                op->ms_flags = attr_to_ms(e->attr_set, false);
+                break;
+        case HEAL_MOUNT_DEV:
+                op->data = "mode=0755,size=64k,nr_inodes=64";
+                op->hidden_data = tmpfs_sizing(pc, NULL, NULL, lim);
+                op->ms_flags = attr_to_ms(e->attr_set, false) & ~(unsigned long)MS_RDONLY;
+                break;
+        case HEAL_MOUNT_OVERLAY:
+                return compile_overlay(pc, op, e, idx, lim, err);
+        case MOUNT_KIND_SYMLINK:
+                op->src = e->source;
+                break;
+        default:
+                return heal_error_set(err, -EINVAL, "mount entry %zu: unknown type", idx);
+        }
+        if (!op->dst || (e->kind == HEAL_MOUNT_BIND && !op->src))
+                return heal_error_set(err, -ENOMEM, "out of memory");
+        return 0;
+}
+
+int plan_compile(struct plan_compiled *ret, const struct mount_entry *entries, size_t n,
+                 const heal_sandbox_limits *limits, heal_error *err)
+{
+        struct plan_compiled pc = { 0 };
+        int r;
+
+        pc.ops = calloc(n ? n : 1, sizeof(*pc.ops));
+        if (!pc.ops)
+                return heal_error_set(err, -ENOMEM, "out of memory");
+        pc.n_ops = n;
+        for (size_t i = 0; i < n; i++) {
+                r = compile_entry(&pc, &pc.ops[i], entries, i, limits, err);
+                if (r < 0) {
+                        plan_compiled_release(&pc);
+                        return r;
+                }
+        }
+        *ret = pc;
+        return 0;
+}
+
+static const char *const system_dirs[] = {
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+};
+
+static int add_system_dir(struct mount_entry **v, size_t *n, const char *dir, heal_error *err)
+{
+        static const char *const ro[] = { "ro", NULL };
+        char link[PATH_MAX];
+        struct stat st;
+        ssize_t len;
+
+        if (lstat(dir, &st) < 0)
+                return 0; /* not on this host */
+        if (S_ISLNK(st.st_mode)) {
+                /* /bin -> usr/bin on merged-/usr systems: the same symlink, no mount needed. */
+                len = readlink(dir, link, sizeof(link) - 1);
+                if (len < 0)
+                        return 0;
+                link[len] = '\0';
+                return plan_entry_add(v, n, MOUNT_KIND_SYMLINK, link, dir, NULL, true, err);
+        }
+        if (!S_ISDIR(st.st_mode))
+                return 0;
+        return plan_entry_add(v, n, HEAL_MOUNT_BIND, dir, dir, ro, true, err);
+}
+
+/* The working directory is shared unless the view shows it already (a system dir) or it is "/". */
+static bool cwd_needs_mount(const char *cwd)
+{
+        static const char *const shown[] = { "/usr", "/etc", "/opt", "/proc", "/dev" };
+
+        if (strcmp(cwd, "/") == 0)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(shown); i++)
+                if (path_under(cwd, shown[i]))
+                        return false;
+        return true;
+}
+
+int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, unsigned flags,
+                      heal_error *err)
+{
+        static const char *const root_opts[] = { "mode=0755", "size=1m", "nr_inodes=4096", NULL };
+        static const char *const tmp_opts[] = { "mode=1777", NULL };
+        static const char *const rw[] = { "rw", NULL };
+        struct mount_entry *v = NULL;
+        size_t n = 0;
+        int r;
+
+        r = plan_entry_add(&v, &n, HEAL_MOUNT_TMPFS, NULL, "/", root_opts, true, err);
+        if (r < 0)
+                goto fail;
+        v[0].attr_set |= MOUNT_ATTR_RDONLY;
+        v[0].defer_ro = true;
+        for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++) {
+                r = add_system_dir(&v, &n, system_dirs[i], err);
+                if (r < 0)
+                        goto fail;
+        }
+        r = plan_entry_add(&v, &n, HEAL_MOUNT_PROC, NULL, "/proc", NULL, true, err);
+        if (r >= 0)
+                r = plan_entry_add(&v, &n, HEAL_MOUNT_DEV, NULL, "/dev", NULL, true, err);
+        /* A working directory of /tmp itself is shared in place of the private /tmp. */
+        if (r >= 0 && strcmp(cwd, "/tmp") != 0)
+                r = plan_entry_add(&v, &n, HEAL_MOUNT_TMPFS, NULL, "/tmp", tmp_opts, true, err);
+        if (r >= 0 && cwd_needs_mount(cwd)) {
+                if (flags & HEAL_SANDBOX_CWD_OVERLAY)
+                        r = plan_entry_add(&v, &n, HEAL_MOUNT_OVERLAY, cwd, cwd, NULL, true, err);
+                else
+                        r = plan_entry_add(&v, &n, HEAL_MOUNT_BIND, cwd, cwd, rw, true, err);
+        }
+        if (r < 0)
+                goto fail;
+        *ret = v;
+        *ret_n = n;
+        return 0;
+fail:
+        plan_entries_free(v, n);
+        return heal_error_prefix(err, r, "default view");
+}

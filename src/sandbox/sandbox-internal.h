@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef HEAL_SANDBOX_INTERNAL_H
+#define HEAL_SANDBOX_INTERNAL_H
+
+#include <linux/filter.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "heal/sandbox.h"
+
+/* An entry kind the default view uses besides the public ones: a symlink (/bin -> usr/bin). */
+#define MOUNT_KIND_SYMLINK ((int)_HEAL_MOUNT_TYPE_MAX)
+
+/* One entry of the mount plan, validated and normalised when it was added. */
+struct mount_entry {
+        int kind;           /* heal_mount_type or MOUNT_KIND_SYMLINK */
+        char *source;       /* bind/overlay: resolved host path; symlink: link text; else NULL */
+        char *target;       /* normalised absolute sandbox path */
+        uint64_t attr_set;  /* MOUNT_ATTR_* to set */
+        uint64_t attr_clr;  /* MOUNT_ATTR_* to clear */
+        bool source_is_dir; /* bind: the source is a directory */
+        bool defer_ro;      /* apply MOUNT_ATTR_RDONLY only after the whole plan (default root) */
+        char *tmpfs_opts;   /* tmpfs: "mode=..,uid=.." as given, without size/nr_inodes */
+        char *size;         /* tmpfs: size= value as given, or NULL for the default */
+        char *nr_inodes;    /* tmpfs: nr_inodes= value as given, or NULL */
+        char *lowerdir;     /* overlay: ':'-separated sandbox paths, or NULL */
+        char *upperdir;     /* overlay: sandbox path, or NULL for a hidden tmpfs */
+        char *workdir;      /* overlay: sandbox path, or NULL (made next to upperdir) */
+};
+
+/* What the sandbox's init does for one entry; strings were built by the parent before clone. */
+struct child_op {
+        int kind;
+        int entry;            /* index in the plan, for error reports */
+        const char *src;      /* "/oldroot/..." for binds and overlay sources; symlink text */
+        const char *dst;      /* "/newroot/..." */
+        const char *data;     /* mount(2) data for tmpfs, overlay, the hidden upper tmpfs */
+        const char *hidden;   /* overlay without upperdir: staging dir of the hidden upper */
+        const char *hidden_data;
+        const char *mkworkdir;   /* overlay: workdir to create before mounting, or NULL */
+        unsigned long ms_flags;  /* MS_* for fresh filesystems */
+        uint64_t attr_set, attr_clr;
+        bool defer_ro;
+        bool is_file;
+        bool may_create;       /* a missing mountpoint lies on a writable tmpfs of ours */
+        int cover;             /* entry whose filesystem holds the mountpoint, -1 for the root */
+};
+
+/* Child -> parent reports, one fixed-size record each (< PIPE_BUF, so writes are atomic). */
+enum report_kind {
+        REPORT_ERROR = 1, /* setup failed; @step, @err, @entry say where */
+        REPORT_EXIT,      /* the command was reaped; @wstatus */
+};
+
+enum child_step {
+        STEP_NONE,
+        STEP_SETGROUPS,
+        STEP_UID_MAP,
+        STEP_GID_MAP,
+        STEP_USERNS_LIMIT,
+        STEP_MAKE_PRIVATE,
+        STEP_STAGING,
+        STEP_PIVOT_STAGING,
+        STEP_MOUNTPOINT,         /* creating a missing mountpoint failed */
+        STEP_MOUNTPOINT_MISSING, /* missing and not creatable (parent is not our tmpfs) */
+        STEP_MOUNTPOINT_TYPE,    /* a file where a directory is needed or the other way round */
+        STEP_MOUNT,
+        STEP_SETATTR,
+        STEP_OVERLAY_PREP,
+        STEP_DEV,
+        STEP_SYMLINK,
+        STEP_PIVOT_ROOT,
+        STEP_ROOT_RO,
+        STEP_CHDIR,
+        STEP_HOSTNAME,
+        STEP_LOOPBACK,
+        STEP_CGROUP_WAIT,
+        STEP_CGROUPNS,
+        STEP_SIGNALFD,
+        STEP_FORK,
+        STEP_STDIO,
+        STEP_RLIMIT,
+        STEP_CAPS,
+        STEP_NO_NEW_PRIVS,
+        STEP_SECCOMP,
+        STEP_EXEC,
+        _STEP_MAX,
+};
+
+struct report {
+        int kind;
+        int step;
+        int err;     /* positive errno */
+        int entry;   /* mount entry index, or -1 */
+        int wstatus; /* REPORT_EXIT */
+        char path[256];
+};
+
+/* Timestamps the child writes into a shared page, CLOCK_MONOTONIC ns. */
+struct child_clock {
+        uint64_t maps_ns;
+        uint64_t mounts_ns;
+        uint64_t exec_ns;
+};
+
+struct child_rlimit {
+        int resource;
+        struct rlimit rl;
+};
+
+/* Everything the child needs, prepared by the parent so the child never allocates. */
+struct child_plan {
+        unsigned flags;
+        const struct child_op *ops;
+        size_t n_ops;
+        const char *cwd;
+        const char *const *argv;
+        char *const *envp;
+        const char *path_env; /* PATH value for the executable lookup */
+        char uid_map[64];
+        char gid_map[64];
+        int report_fd;    /* write end: struct report records */
+        int ctl_fd;       /* read end: parent -> init control bytes */
+        int stdin_fd;
+        int stdout_fd;
+        int stderr_fd;
+        bool wait_go;     /* wait for a 'G' on ctl_fd before starting the command (cgroup) */
+        bool new_cgroupns;
+        struct child_rlimit rlimits[8];
+        size_t n_rlimits;
+        int cap_last_cap;
+        const struct sock_fprog *seccomp; /* NULL: no filter */
+        struct child_clock *clock;        /* shared page, may be NULL */
+};
+
+/* Control bytes parent -> init. */
+#define CTL_GO   'G' /* the cgroup is ready: start the command */
+#define CTL_QUIT 'Q' /* send SIGQUIT to every process in the namespace */
+
+struct heal_sandbox {
+        struct mount_entry *entries;
+        size_t n_entries;
+        heal_sandbox_limits limits;
+        unsigned flags;
+        char **env; /* "NAME=value", NULL-terminated, sorted by insertion */
+        size_t n_env;
+        char **env_explicit; /* names set with heal_sandbox_setenv(), win over inherit */
+        size_t n_env_explicit;
+        char *cwd;
+        int stdin_fd;
+        heal_sandbox_output_fn output_fn;
+        void *output_userdata;
+        bool capture;
+        struct seccomp_rule *rules;
+        size_t n_rules;
+        struct sock_fprog *filter; /* compiled on first run, reused while rules/flags hold */
+        unsigned filter_flags;
+        int cancel_fd; /* eventfd, written by heal_sandbox_cancel() */
+        volatile sig_atomic_t canceled;
+        struct child_clock *clock;
+};
+
+struct seccomp_rule {
+        int nr;
+        int errno_value;
+};
+
+/* plan.c */
+int plan_entry_add(struct mount_entry **entries, size_t *n_entries, int kind, const char *source,
+                   const char *target, const char *const *options, bool internal, heal_error *err);
+void plan_entries_free(struct mount_entry *entries, size_t n);
+bool path_under(const char *path, const char *prefix);
+void plan_entry_release(struct mount_entry *e);
+int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, unsigned flags,
+                      heal_error *err);
+struct plan_compiled {
+        struct child_op *ops;
+        size_t n_ops;
+        char **strings; /* every string the ops point to, freed together */
+        size_t n_strings;
+};
+int plan_compile(struct plan_compiled *ret, const struct mount_entry *entries, size_t n,
+                 const heal_sandbox_limits *limits, heal_error *err);
+void plan_compiled_release(struct plan_compiled *pc);
+const char *plan_kind_name(int kind);
+
+/* child.c: the sandbox's init; never returns. */
+_Noreturn void child_main(const struct child_plan *plan);
+
+/* seccomp.c */
+int seccomp_compile(struct sock_fprog **ret, unsigned flags, const struct seccomp_rule *rules,
+                    size_t n_rules, heal_error *err);
+void seccomp_free(struct sock_fprog *prog);
+int seccomp_syscall_resolve(const char *name);
+
+/* cgroup.c */
+struct cgroup_run {
+        heal_sandbox_enforcement mode;
+        char *mem_dir;  /* v1 memory dir, or the v2 dir */
+        char *pids_dir; /* v1 pids dir, or the v2 dir */
+        bool mem;       /* memory limited through the cgroup */
+        bool pids;      /* pids limited through the cgroup */
+};
+int cgroup_prepare(struct cgroup_run *cg, const heal_sandbox_limits *limits);
+int cgroup_attach(const struct cgroup_run *cg, pid_t pid);
+void cgroup_collect(const struct cgroup_run *cg, uint64_t *ret_peak, bool *ret_oom,
+                    bool *ret_pids_hit);
+void cgroup_release(struct cgroup_run *cg);
+heal_sandbox_enforcement cgroup_probe(bool *ret_mem, bool *ret_pids, char *where, size_t len);
+
+/* procsnap.c */
+int procsnap_take(heal_sandbox_proc **ret, size_t *ret_n, pid_t init_pid);
+
+/* userns.c */
+int userns_explain_clone(heal_error *err, int errnum);
+void userns_explain_report(char *msg, size_t len, const struct report *rep,
+                           const struct mount_entry *entries, size_t n_entries,
+                           const struct child_op *ops);
+const char *step_name(int step);
+
+/* time helpers */
+uint64_t now_ns(void);
+
+#endif
