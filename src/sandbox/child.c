@@ -377,9 +377,18 @@ static void drop_capabilities(void)
                 fail(STEP_CAPS, errno, -1, NULL);
 }
 
-/* Signal every sandboxed process: the whole PID namespace, or without one our process group. */
+static pid_t command_pid;
+
+/*
+ * Signal every sandboxed process. The command's process group first: killpg is atomic with
+ * respect to fork (a fork racing with it fails), so a fork bomb cannot outrun it the way it
+ * outruns a walk over the process list. Then the whole PID namespace, or without one our own
+ * process group.
+ */
 static void kill_all(int sig)
 {
+        if (command_pid > 0)
+                kill(-command_pid, sig);
         if (P->flags & HEAL_SANDBOX_ISOLATION_NONE)
                 kill(0, sig);
         else
@@ -489,6 +498,10 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
                         }
                         if (n == 1 && c == CTL_QUIT)
                                 kill_all(SIGQUIT);
+                        if (n == 1 && c == CTL_KILL) {
+                                kill_all(SIGKILL);
+                                _exit(125);
+                        }
                 }
                 if (pfd[0].revents && read(sfd, &si, sizeof(si)) < 0 && errno != EAGAIN)
                         _exit(125);
@@ -559,5 +572,7 @@ _Noreturn void child_main(const struct child_plan *plan)
                 close(sfd);
                 command_main();
         }
+        /* In weak mode the command shares init's process group (init's pid); else its own. */
+        command_pid = (P->flags & HEAL_SANDBOX_ISOLATION_NONE) ? 0 : cmd;
         init_loop(cmd, sfd);
 }

@@ -38,7 +38,8 @@ struct run {
         heal_sandbox_status stop_reason; /* why heal stopped the run, or OK */
         uint64_t grace_deadline_ns;
         bool quit_sent;
-        bool killed;
+        uint64_t kill_sent_ns; /* CTL_KILL written to init */
+        bool killed;           /* SIGKILL sent to init */
 };
 
 int supervise(struct run *run, heal_error *err);

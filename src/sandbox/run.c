@@ -192,9 +192,16 @@ static int prepare(struct run *run, heal_error *err)
         }
         if ((sb->flags & HEAL_SANDBOX_ISOLATION_NONE) && (r = prepare_none_env(run, err)) < 0)
                 return r;
-        if ((sb->limits.mem_max_bytes || sb->limits.pids_max) &&
-            !(sb->flags & HEAL_SANDBOX_ISOLATION_NONE))
+        if (sb->limits.mem_max_bytes || sb->limits.pids_max)
                 cgroup_prepare(&run->cg, &sb->limits);
+        /* RLIMIT_NPROC does not bind host root; without a cgroup the limit would be a lie. */
+        if (sb->limits.pids_max && !run->cg.pids && geteuid() == 0)
+                return heal_error_set(err, -EPERM,
+                                      "cannot enforce the process limit (%llu): heal runs as root "
+                                      "and no cgroup is writable, and RLIMIT_NPROC does not bind "
+                                      "root; give heal a writable cgroup (HEAL_CGROUP) or set no "
+                                      "process limit (--pids 0)",
+                                      (unsigned long long)sb->limits.pids_max);
         *p = (struct child_plan){
                 .flags = sb->flags,
                 .ops = run->pc.ops,
@@ -209,7 +216,8 @@ static int prepare(struct run *run, heal_error *err)
                 .stdout_fd = run->out_w,
                 .stderr_fd = run->err_w,
                 .wait_go = run->cg.mem || run->cg.pids,
-                .new_cgroupns = run->cg.mem || run->cg.pids,
+                .new_cgroupns = (run->cg.mem || run->cg.pids) &&
+                                !(sb->flags & HEAL_SANDBOX_ISOLATION_NONE),
                 .cap_last_cap = cap_last_cap(),
                 .seccomp = (sb->flags & HEAL_SANDBOX_ISOLATION_NONE) ? NULL : sb->filter,
                 .clock = sb->clock,

@@ -139,6 +139,7 @@ struct child_plan {
 /* Control bytes parent -> init. */
 #define CTL_GO   'G' /* the cgroup is ready: start the command */
 #define CTL_QUIT 'Q' /* send SIGQUIT to every process in the namespace */
+#define CTL_KILL 'K' /* kill the command's process group, then everything, and exit */
 
 struct heal_sandbox {
         struct mount_entry *entries;

@@ -21,12 +21,33 @@
 # define P_PIDFD 3
 #endif
 
-static void kill_now(struct run *run)
+/* How long init gets to carry out CTL_KILL before it is killed itself. */
+#define KILL_GRACE_NS (50ULL * 1000000ULL)
+
+static void kill_init(struct run *run)
 {
         if (run->killed || run->reaped)
                 return;
         syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
         run->killed = true;
+}
+
+/*
+ * Stop everything: init kills the command's process group (atomic against fork) and the rest of
+ * the namespace; without namespaces we kill init's process group ourselves. SIGKILL to init
+ * follows in any case, in case init is not scheduled in time.
+ */
+static void kill_now(struct run *run)
+{
+        char k = CTL_KILL;
+
+        if (run->kill_sent_ns || run->reaped)
+                return;
+        run->kill_sent_ns = now_ns();
+        if (write(run->ctl_w, &k, 1) != 1)
+                kill_init(run);
+        if (run->sb->flags & HEAL_SANDBOX_ISOLATION_NONE)
+                kill(-run->pid, SIGKILL);
 }
 
 static void stop(struct run *run, heal_sandbox_status why)
@@ -133,8 +154,11 @@ static int poll_timeout_ms(const struct run *run, uint64_t wall_deadline, uint64
 
         if (wall_deadline && run->stop_reason == HEAL_STATUS_OK)
                 next = wall_deadline;
-        if (run->quit_sent && !run->killed && (!next || run->grace_deadline_ns < next))
+        if (run->quit_sent && !run->kill_sent_ns && (!next || run->grace_deadline_ns < next))
                 next = run->grace_deadline_ns;
+        if (run->kill_sent_ns && !run->killed &&
+            (!next || run->kill_sent_ns + KILL_GRACE_NS < next))
+                next = run->kill_sent_ns + KILL_GRACE_NS;
         if (!next)
                 return -1;
         if (next <= now)
@@ -168,8 +192,10 @@ int supervise(struct run *run, heal_error *err)
                 check_cancel(run);
                 if (wall_deadline && now >= wall_deadline && !(run->res->limits_hit & HEAL_LIMIT_WALL))
                         on_timeout(run, now);
-                if (run->quit_sent && !run->killed && now >= run->grace_deadline_ns)
+                if (run->quit_sent && now >= run->grace_deadline_ns)
                         kill_now(run);
+                if (run->kill_sent_ns && now >= run->kill_sent_ns + KILL_GRACE_NS)
+                        kill_init(run);
                 timeout = poll_timeout_ms(run, wall_deadline, now);
                 pfd[n++] = (struct pollfd){ .fd = run->pidfd, .events = POLLIN };
                 pfd[n++] = (struct pollfd){ .fd = run->sb->cancel_fd, .events = POLLIN };
@@ -187,6 +213,8 @@ int supervise(struct run *run, heal_error *err)
                 if (pfd[0].revents)
                         reap(run);
         }
+        if (run->sb->flags & HEAL_SANDBOX_ISOLATION_NONE)
+                kill(-run->pid, SIGKILL); /* whatever is left of init's process group */
         /* Every writer is gone once init is reaped (the kernel killed the namespace first):
          * what is left in the pipes is complete. */
         drain(run, &run->out_r, &run->out, 1, true);
