@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/parse.h"
+
+/* *v = *v * 10 + digit, false on overflow. */
+static bool mul10_add(uint64_t *v, int digit)
+{
+        if (*v > UINT64_MAX / 10 || (*v == UINT64_MAX / 10 && (uint64_t)digit > UINT64_MAX % 10))
+                return false;
+        *v = *v * 10 + (uint64_t)digit;
+        return true;
+}
 
 /* "12.75" -> 12 and 0.75 scaled to 1e6 (micro-units), without floating point. */
 static int parse_decimal(const char **p, uint64_t *ret_int, uint64_t *ret_micro)
@@ -14,11 +24,9 @@ static int parse_decimal(const char **p, uint64_t *ret_int, uint64_t *ret_micro)
 
         if (!isdigit((unsigned char)*s))
                 return -EINVAL;
-        for (; isdigit((unsigned char)*s); s++) {
-                if (v > (UINT64_MAX - 9) / 10)
+        for (; isdigit((unsigned char)*s); s++)
+                if (!mul10_add(&v, *s - '0'))
                         return -ERANGE;
-                v = v * 10 + (uint64_t)(*s - '0');
-        }
         if (*s == '.') {
                 s++;
                 if (!isdigit((unsigned char)*s))
@@ -101,9 +109,8 @@ int parse_uint(const char *s, uint64_t *ret)
         for (; *s; s++) {
                 if (!isdigit((unsigned char)*s))
                         return -EINVAL;
-                if (v > (UINT64_MAX - 9) / 10)
+                if (!mul10_add(&v, *s - '0'))
                         return -ERANGE;
-                v = v * 10 + (uint64_t)(*s - '0');
         }
         *ret = v;
         return 0;

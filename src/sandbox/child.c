@@ -262,6 +262,24 @@ static void mount_overlay(const struct child_op *op)
                 fail(STEP_MOUNT, errno, op->entry, op->dst);
 }
 
+/* A tmpfs some overlay uses as upperdir: mounted hidden with u/ (bound at the target) and w/. */
+static void mount_upper_tmpfs(const struct child_op *op)
+{
+        char u[128], w[128];
+        struct stat st;
+
+        if (mkdir(op->hidden, 0700) < 0 ||
+            mount("tmpfs", op->hidden, "tmpfs", op->ms_flags, op->data) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->dst);
+        join(u, sizeof(u), op->hidden, "/u");
+        join(w, sizeof(w), op->hidden, "/w");
+        if (stat(op->hidden, &st) < 0 || mkdir(u, 0755) < 0 || chmod(u, st.st_mode & 07777) < 0 ||
+            mkdir(w, 0700) < 0)
+                fail(STEP_OVERLAY_PREP, errno, op->entry, u);
+        if (mount(u, op->dst, NULL, MS_BIND, NULL) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->dst);
+}
+
 static void apply_op(const struct child_op *op)
 {
         if (op->cover >= 0)
@@ -273,7 +291,9 @@ static void apply_op(const struct child_op *op)
                 set_attrs(op, op->dst, true);
                 break;
         case HEAL_MOUNT_TMPFS:
-                if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
+                if (op->hidden)
+                        mount_upper_tmpfs(op);
+                else if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
                         fail(STEP_MOUNT, errno, op->entry, op->dst);
                 break;
         case HEAL_MOUNT_PROC:

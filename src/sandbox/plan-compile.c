@@ -111,13 +111,75 @@ static char *tmpfs_sizing(struct plan_compiled *pc, const char *size, const char
         return pool_printf(pc, "%s%s%s", sz, *sz && *in ? "," : "", in);
 }
 
+/* The index of the entry mounting exactly @target before @before, or -1. */
+static int find_target(const struct mount_entry *entries, size_t before, const char *target)
+{
+        for (size_t j = 0; j < before; j++)
+                if (strcmp(entries[j].target, target) == 0)
+                        return (int)j;
+        return -1;
+}
+
+/* Does a later overlay use this tmpfs's root as its upperdir? */
+static bool is_upper_root(const struct mount_entry *entries, size_t n, size_t idx)
+{
+        for (size_t j = idx + 1; j < n; j++)
+                if (entries[j].kind == HEAL_MOUNT_OVERLAY && entries[j].upperdir &&
+                    strcmp(entries[j].upperdir, entries[idx].target) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * upper/work when upperdir is a plain directory: overlayfs wants the workdir on the same mount,
+ * outside the upper tree, so it goes next to it. When upperdir is the root of a tmpfs of the
+ * plan, that tmpfs was mounted at a hidden place holding u/ and w/, with u/ bound at upperdir.
+ */
+static int overlay_upper(struct plan_compiled *pc, struct child_op *op,
+                         const struct mount_entry *entries, size_t idx, const char **upper,
+                         const char **work, heal_error *err)
+{
+        const struct mount_entry *e = &entries[idx];
+        int j = find_target(entries, idx, e->upperdir);
+        char *dir, *slash;
+
+        if (j >= 0 && entries[j].kind == HEAL_MOUNT_TMPFS && !e->workdir) {
+                *upper = pool_printf(pc, "/.heal-up-%d/u", j);
+                *work = pool_printf(pc, "/.heal-up-%d/w", j);
+                return 0;
+        }
+        if (j >= 0 && !e->workdir)
+                return heal_error_set(err, -EINVAL,
+                                      "mount entry %zu (overlay at '%s'): upperdir '%s' is the "
+                                      "root of entry %d (%s); overlayfs needs a workdir on the "
+                                      "same mount: give workdir= or use a tmpfs as upperdir",
+                                      idx, e->target, e->upperdir, j, plan_kind_name(entries[j].kind));
+        *upper = newroot_path(pc, e->upperdir);
+        if (e->workdir) {
+                *work = newroot_path(pc, e->workdir);
+                return 0;
+        }
+        dir = strdup(e->upperdir);
+        if (!dir)
+                return heal_error_set(err, -ENOMEM, "out of memory");
+        slash = strrchr(dir, '/');
+        *slash = '\0';
+        *work = pool_printf(pc, "/newroot%s/.heal-work-%s", dir, slash + 1);
+        op->mkworkdir = *work;
+        free(dir);
+        return 0;
+}
+
 static int compile_overlay(struct plan_compiled *pc, struct child_op *op,
-                           const struct mount_entry *e, size_t idx,
+                           const struct mount_entry *entries, size_t idx,
                            const heal_sandbox_limits *lim, heal_error *err)
 {
+        const struct mount_entry *e = &entries[idx];
+        int r;
+
         char lower[8192] = "";
         size_t len = 0;
-        const char *upper, *work;
+        const char *upper = NULL, *work = NULL;
 
         if (e->lowerdir) {
                 char *copy = strdup(e->lowerdir), *save = NULL;
@@ -148,22 +210,9 @@ static int compile_overlay(struct plan_compiled *pc, struct child_op *op,
                          e->source);
         }
         if (e->upperdir) {
-                char *slash;
-
-                upper = newroot_path(pc, e->upperdir);
-                if (e->workdir) {
-                        work = newroot_path(pc, e->workdir);
-                } else {
-                        char *dir = strdup(e->upperdir);
-
-                        if (!dir)
-                                return heal_error_set(err, -ENOMEM, "out of memory");
-                        slash = strrchr(dir, '/');
-                        *slash = '\0';
-                        work = pool_printf(pc, "/newroot%s/.heal-work-%s", dir, slash + 1);
-                        free(dir);
-                        op->mkworkdir = work;
-                }
+                r = overlay_upper(pc, op, entries, idx, &upper, &work, err);
+                if (r < 0)
+                        return r;
         } else {
                 op->hidden = pool_printf(pc, "/.heal-ovl-%zu", idx);
                 op->hidden_data = tmpfs_sizing(pc, NULL, NULL, lim);
@@ -178,7 +227,7 @@ static int compile_overlay(struct plan_compiled *pc, struct child_op *op,
 }
 
 static int compile_entry(struct plan_compiled *pc, struct child_op *op,
-                         const struct mount_entry *entries, size_t idx,
+                         const struct mount_entry *entries, size_t n, size_t idx,
                          const heal_sandbox_limits *lim, heal_error *err)
 {
         const struct mount_entry *e = &entries[idx];
@@ -214,6 +263,8 @@ static int compile_entry(struct plan_compiled *pc, struct child_op *op,
                 op->data = pool_printf(pc, "%s%s%s", e->tmpfs_opts ? e->tmpfs_opts : "",
                                        e->tmpfs_opts && *sizing ? "," : "", sizing);
                 op->ms_flags = attr_to_ms(e->attr_set, e->defer_ro);
+                if (is_upper_root(entries, n, idx))
+                        op->hidden = pool_printf(pc, "/.heal-up-%zu", idx);
                 break;
         }
         case HEAL_MOUNT_PROC:
@@ -225,7 +276,7 @@ static int compile_entry(struct plan_compiled *pc, struct child_op *op,
                 op->ms_flags = attr_to_ms(e->attr_set, false) & ~(unsigned long)MS_RDONLY;
                 break;
         case HEAL_MOUNT_OVERLAY:
-                return compile_overlay(pc, op, e, idx, lim, err);
+                return compile_overlay(pc, op, entries, idx, lim, err);
         case MOUNT_KIND_SYMLINK:
                 op->src = e->source;
                 break;
@@ -248,7 +299,7 @@ int plan_compile(struct plan_compiled *ret, const struct mount_entry *entries, s
                 return heal_error_set(err, -ENOMEM, "out of memory");
         pc.n_ops = n;
         for (size_t i = 0; i < n; i++) {
-                r = compile_entry(&pc, &pc.ops[i], entries, i, limits, err);
+                r = compile_entry(&pc, &pc.ops[i], entries, n, i, limits, err);
                 if (r < 0) {
                         plan_compiled_release(&pc);
                         return r;

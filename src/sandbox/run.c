@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -108,8 +109,9 @@ static int prepare_fds(struct run *run, heal_error *err)
         if ((r = make_pipe(fds, true, err)) < 0)
                 return r;
         run->rep_r = fds[0], run->rep_w = fds[1];
-        if ((r = make_pipe(fds, false, err)) < 0)
-                return r;
+        /* A socket, not a pipe: send(MSG_NOSIGNAL) to a dead init must not SIGPIPE the caller. */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+                return heal_error_set(err, -errno, "socketpair: %s", strerror(errno));
         run->ctl_r = fds[0], run->ctl_w = fds[1];
         if (run->sb->stdin_fd < 0) {
                 run->null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -267,7 +269,7 @@ static int start(struct run *run, heal_error *err)
                         /* Without the cgroup the limits would silently not hold: stop here. */
                         syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
                         run->attach_failed = true;
-                } else if (write(run->ctl_w, &go, 1) != 1) {
+                } else if (send(run->ctl_w, &go, 1, MSG_NOSIGNAL) != 1) {
                         syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
                 }
         }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,7 +45,7 @@ static void kill_now(struct run *run)
         if (run->kill_sent_ns || run->reaped)
                 return;
         run->kill_sent_ns = now_ns();
-        if (write(run->ctl_w, &k, 1) != 1)
+        if (send(run->ctl_w, &k, 1, MSG_NOSIGNAL) != 1)
                 kill_init(run);
         if (run->sb->flags & HEAL_SANDBOX_ISOLATION_NONE)
                 kill(-run->pid, SIGKILL);
@@ -139,7 +140,7 @@ static void on_timeout(struct run *run, uint64_t now)
         if (grace && !run->have_exit) {
                 char q = CTL_QUIT;
 
-                if (write(run->ctl_w, &q, 1) == 1) {
+                if (send(run->ctl_w, &q, 1, MSG_NOSIGNAL) == 1) {
                         run->quit_sent = true;
                         run->grace_deadline_ns = now + grace * 1000000ULL;
                         return;

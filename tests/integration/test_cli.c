@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/* The heal command: exit codes, --json, usage errors, Ctrl-C, doctor; and the library's leaks. */
+#include <dirent.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* Run "heal ARGS" through sh; returns the exit status, stdout in @out (up to @len). */
+static int heal(const char *args, char *out, size_t len)
+{
+        char cmd[1024];
+        FILE *p;
+        size_t n;
+        int st;
+
+        snprintf(cmd, sizeof(cmd), "cd / && %s %s 2>/tmp/heal-cli-stderr-%d", HEAL_TEST_BIN, args,
+                 getpid());
+        p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        n = fread(out, 1, len - 1, p);
+        out[n] = '\0';
+        st = pclose(p);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char out[1 << 16];
+
+TestSuite(cli, .timeout = 60);
+
+Test(cli, exit_status_follows_the_command)
+{
+        cr_assert_eq(heal("run -- sh -c 'exit 0'", out, sizeof(out)), 0);
+        cr_assert_eq(heal("run -- sh -c 'exit 42'", out, sizeof(out)), 42);
+        cr_assert_eq(heal("run -- sh -c 'kill -TERM $$'", out, sizeof(out)), 128 + SIGTERM);
+        cr_assert_eq(heal("run --timeout 200ms --grace 0 -- sleep 10", out, sizeof(out)), 124);
+        cr_assert_eq(heal("run --output-limit 1k -- yes", out, sizeof(out)), 121);
+        cr_assert_eq(heal("run -- no-such-cmd-heal", out, sizeof(out)), 127);
+        cr_assert_eq(heal("run -- /etc/passwd", out, sizeof(out)), 126);
+        cr_assert_eq(heal("run -- echo streamed", out, sizeof(out)), 0);
+        cr_assert_str_eq(out, "streamed\n");
+}
+
+Test(cli, usage_errors)
+{
+        cr_assert_eq(heal("run", out, sizeof(out)), 125);
+        cr_assert_eq(heal("run --timeout soon -- true", out, sizeof(out)), 125);
+        cr_assert_eq(heal("run --bogus -- true", out, sizeof(out)), 125);
+        cr_assert_eq(heal("run --ro-bind /usr -- true", out, sizeof(out)), 125);
+        cr_assert_eq(heal("run --tmpfs /tmp -- true", out, sizeof(out)), 125,
+                     "a plan must start at /");
+        cr_assert_eq(heal("frobnicate", out, sizeof(out)), 2);
+        cr_assert_eq(heal("--help", out, sizeof(out)), 0);
+        cr_assert(strstr(out, "heal run"));
+        cr_assert_eq(heal("run --help", out, sizeof(out)), 0);
+        cr_assert(strstr(out, "--ro-bind SRC DST") && strstr(out, "exit status"));
+}
+
+Test(cli, json_result)
+{
+        json_t *doc, *procs;
+        json_error_t jerr;
+
+        cr_assert_eq(heal("run --json -- sh -c 'printf \"a\\377b\"; echo e >&2; exit 3'", out,
+                          sizeof(out)),
+                     3);
+        doc = json_loads(out, 0, &jerr);
+        cr_assert_not_null(doc, "invalid JSON (%s): %s", jerr.text, out);
+        cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "exit_nonzero");
+        cr_assert_eq(json_integer_value(json_object_get(doc, "exit_code")), 3);
+        cr_assert_str_eq(json_string_value(json_object_get(doc, "stdout")), "a\xEF\xBF\xBD" "b");
+        cr_assert_str_eq(json_string_value(json_object_get(doc, "stderr")), "e\n");
+        cr_assert(json_is_boolean(json_object_get(doc, "stdout_truncated")));
+        cr_assert(json_is_integer(json_object_get(doc, "wall_ms")));
+        cr_assert(json_is_integer(json_object_get(doc, "memory_peak_bytes")));
+        cr_assert(json_is_object(json_object_get(doc, "timing_us")));
+        procs = json_object_get(doc, "processes");
+        cr_assert(json_is_array(procs) && json_array_size(procs) == 0);
+        json_decref(doc);
+        cr_assert_eq(heal("run --json --timeout 300ms --grace 0 -- sleep 5", out, sizeof(out)), 124);
+        doc = json_loads(out, 0, &jerr);
+        cr_assert_not_null(doc);
+        cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "timeout");
+        cr_assert_gt(json_array_size(json_object_get(doc, "processes")), 0);
+        json_decref(doc);
+}
+
+static int count_heal_dirs(void)
+{
+        struct dirent *de;
+        DIR *d = opendir("/tmp");
+        int n = 0;
+
+        while (d && (de = readdir(d)))
+                n += strncmp(de->d_name, "heal-", 5) == 0 && strncmp(de->d_name, "heal-test", 9);
+        if (d)
+                closedir(d);
+        return n;
+}
+
+static void ctrl_c(const char *mode)
+{
+        struct timespec t0, t1;
+        int p[2], st, dirs = count_heal_dirs();
+        char buf[16];
+        pid_t pid;
+
+        cr_assert_eq(pipe(p), 0);
+        pid = fork();
+        if (pid == 0) {
+                dup2(p[1], 1);
+                execl(HEAL_TEST_BIN, "heal", "run", mode, "--", "sh", "-c",
+                      "echo ready; exec sleep 4321", NULL);
+                _exit(127);
+        }
+        close(p[1]);
+        cr_assert_gt(read(p[0], buf, sizeof(buf)), 0, "the command started");
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        kill(pid, SIGINT);
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        close(p[0]);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d", st);
+        cr_assert_lt(t1.tv_sec - t0.tv_sec, 3);
+        cr_assert_eq(test_count_cmdline("4321"), 0, "no process of the run is left");
+        cr_assert_eq(count_heal_dirs(), dirs, "no temporary directory left behind");
+}
+
+Test(cli, ctrl_c_leaves_nothing_behind)
+{
+        ctrl_c("--isolation=full");
+}
+
+Test(cli, ctrl_c_leaves_nothing_behind_weak_mode)
+{
+        ctrl_c("--isolation=none");
+}
+
+Test(cli, doctor_reports_each_check)
+{
+        json_t *doc, *checks;
+
+        heal("doctor --json", out, sizeof(out));
+        doc = json_loads(out, 0, NULL);
+        cr_assert_not_null(doc, "%s", out);
+        checks = json_object_get(doc, "checks");
+        cr_assert_geq(json_array_size(checks), 5);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 0), "name")),
+                         "namespaces");
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 0), "status")),
+                         "ok");
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 1), "status")),
+                         "ok", "overlay");
+        json_decref(doc);
+}
+
+Test(leak, two_hundred_runs_keep_fds_and_rss_flat, .timeout = 120)
+{
+        const char *argv[] = { "/bin/true", NULL };
+        heal_sandbox *sb = test_sandbox("/");
+        long rss0 = 0;
+        int fds0 = 0;
+
+        for (int i = 0; i < 220; i++) {
+                heal_sandbox_result r = { 0 };
+
+                if (i == 20) { /* after warm-up: caches, the seccomp filter, libc arenas */
+                        fds0 = test_fd_count();
+                        rss0 = test_rss_kib();
+                }
+                test_run(sb, argv, &r);
+                cr_assert_eq(r.status, HEAL_STATUS_OK);
+                heal_sandbox_result_release(&r);
+        }
+        cr_assert_eq(test_fd_count(), fds0);
+        cr_assert_lt(test_rss_kib() - rss0, 2048, "RSS grew by %ld KiB", test_rss_kib() - rss0);
+        heal_sandbox_free(sb);
+}

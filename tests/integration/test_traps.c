@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Traps other sandboxes fell into (../shared/research/sandbox-anchors.md section 8), each as a
+ * test: syscalls libc probes must keep working, a caller that ignores SIGCHLD or runs threads,
+ * mountpoints never created through a bind, clear errors for refused user namespaces.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static heal_sandbox_result res;
+
+static void fini(void)
+{
+        heal_sandbox_result_release(&res);
+}
+
+TestSuite(traps, .fini = fini, .timeout = 60);
+
+static void run_probe(unsigned flags)
+{
+        const char *argv[] = { "./probe", NULL };
+        heal_sandbox *sb = test_sandbox(HEAL_TEST_HELPERS);
+
+        cr_assert_eq(heal_sandbox_set_flags(sb, flags, NULL), 0);
+        test_run(sb, argv, &res);
+        cr_assert_eq(res.status, HEAL_STATUS_OK, "%s %s %s", res.message, res.out, res.err);
+        heal_sandbox_free(sb);
+}
+
+static void expect_line(const char *line)
+{
+        char needle[128];
+
+        snprintf(needle, sizeof(needle), "%s\n", line);
+        cr_expect(strstr(res.out, needle), "expected '%s' in:\n%s", line, res.out);
+}
+
+Test(traps, what_libc_needs_keeps_working)
+{
+        run_probe(0);
+        expect_line("pthread_create=ok");
+        expect_line("rseq_registered=yes");
+        expect_line("faccessat2=ok");
+        expect_line("close_range=ok");
+        cr_expect_null(strstr(res.out, "clone3_probe=ENOSYS"), "clone3 must reach the kernel");
+        cr_expect_null(strstr(res.out, "clone3_probe=EPERM"));
+}
+
+Test(traps, default_filter_refusals)
+{
+        run_probe(0);
+        expect_line("ptrace=EPERM");
+        expect_line("bpf=EPERM");
+        expect_line("io_uring_setup=ENOSYS");
+        expect_line("keyctl=EPERM");
+        expect_line("perf_event_open=EPERM");
+        expect_line("userfaultfd=EPERM");
+        expect_line("mount=EPERM");
+        expect_line("unshare_user=ENOSPC");
+        expect_line("unshare_net=EPERM");
+        expect_line("tiocsti=EPERM");
+        expect_line("tiocsti_highbits=EPERM");
+        expect_line("sethostname=EPERM");
+        expect_line("int80=ENOSYS");
+        expect_line("sid_is_self=yes");
+        cr_expect_null(strstr(res.out, "leaked_fd="), "%s", res.out);
+        char ids[64];
+        snprintf(ids, sizeof(ids), "uid=%d gid=%d", (int)getuid(), (int)getgid());
+        expect_line(ids);
+}
+
+Test(traps, opt_ins_lift_refusals)
+{
+        run_probe(HEAL_SANDBOX_ALLOW_PTRACE | HEAL_SANDBOX_ALLOW_USERNS);
+        expect_line("ptrace=ok");
+        expect_line("unshare_user=ok");
+        expect_line("bpf=EPERM");
+}
+
+Test(traps, caller_rules_apply)
+{
+        const char *py[] = { "python3", "-c",
+                             "import socket\ntry:\n socket.socket()\n print('made')\n"
+                             "except OSError as e:\n print(e.errno)",
+                             NULL };
+        heal_sandbox *sb = test_sandbox("/");
+
+        test_require("python3");
+        cr_assert_eq(heal_sandbox_add_seccomp_rule(sb, "socket", EACCES, NULL), 0);
+        test_run(sb, py, &res);
+        cr_assert_str_eq(res.out, "13\n", "%s %s", res.out, res.err);
+        heal_sandbox_free(sb);
+}
+
+Test(traps, caller_ignoring_sigchld_does_not_hang)
+{
+        signal(SIGCHLD, SIG_IGN);
+        test_sh("/", "exit 5", &res);
+        cr_assert_eq(res.status, HEAL_STATUS_EXIT_NONZERO);
+        cr_assert_eq(res.exit_code, 5);
+}
+
+static void reap_everything(int sig)
+{
+        (void)sig;
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+}
+
+Test(traps, caller_reaping_with_waitpid_minus_one_cannot_steal_the_run)
+{
+        struct sigaction sa = { .sa_handler = reap_everything, .sa_flags = SA_RESTART };
+
+        sigaction(SIGCHLD, &sa, NULL);
+        test_sh("/", "sleep 0.2; exit 9", &res);
+        cr_assert_eq(res.status, HEAL_STATUS_EXIT_NONZERO);
+        cr_assert_eq(res.exit_code, 9);
+}
+
+static void *thread_runs(void *arg)
+{
+        for (int i = 0; i < 5; i++) {
+                heal_sandbox_result r = { 0 };
+                char script[64];
+
+                snprintf(script, sizeof(script), "exit %d", (int)(intptr_t)arg + i);
+                test_sh("/", script, &r);
+                cr_assert_eq(r.exit_code, (int)(intptr_t)arg + i);
+                heal_sandbox_result_release(&r);
+        }
+        return NULL;
+}
+
+Test(traps, multi_threaded_caller)
+{
+        pthread_t t[4];
+
+        for (intptr_t i = 0; i < 4; i++)
+                cr_assert_eq(pthread_create(&t[i], NULL, thread_runs, (void *)(i * 10)), 0);
+        for (int i = 0; i < 4; i++)
+                pthread_join(t[i], NULL);
+}
+
+static void custom_run(const char *dir, const char *const *argv,
+                       void (*plan)(heal_sandbox *, const char *))
+{
+        heal_sandbox *sb = test_sandbox("/");
+
+        plan(sb, dir);
+        test_run(sb, argv, &res);
+        heal_sandbox_free(sb);
+}
+
+static void plan_bind_then_missing(heal_sandbox *sb, const char *dir)
+{
+        heal_error err = HEAL_ERROR_INIT;
+        char target[300];
+
+        snprintf(target, sizeof(target), "%s/newdir", dir);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/", NULL, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/usr", "/usr",
+                                            (const char *const[]){ "ro", NULL }, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", dir, dir, NULL, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, target, NULL, &err), 0);
+}
+
+Test(traps, never_mkdir_through_a_bind)
+{
+        const char *argv[] = { "/usr/bin/true", NULL };
+        char *dir = test_tempdir(), path[300];
+
+        custom_run(dir, argv, plan_bind_then_missing);
+        cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR);
+        cr_assert(strstr(res.message, "never through a bind"), "%s", res.message);
+        cr_assert(strstr(res.message, "mount entry 3 (tmpfs at"), "%s", res.message);
+        snprintf(path, sizeof(path), "%s/newdir", dir);
+        cr_assert_neq(access(path, F_OK), 0, "nothing was created on the host");
+        test_rmtree(dir);
+        free(dir);
+}
+
+static void plan_ro_root_then_missing(heal_sandbox *sb, const char *dir)
+{
+        heal_error err = HEAL_ERROR_INIT;
+
+        (void)dir;
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/",
+                                            (const char *const[]){ "ro", NULL }, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/work", NULL, &err), 0);
+}
+
+Test(traps, missing_mountpoint_on_read_only_parent_says_so)
+{
+        const char *argv[] = { "/bin/true", NULL };
+
+        custom_run(NULL, argv, plan_ro_root_then_missing);
+        cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR);
+        cr_assert(strstr(res.message, "read-only"), "%s", res.message);
+        cr_assert(strstr(res.message, "'/work'"), "%s", res.message);
+}
+
+static void plan_xgo_overlay(heal_sandbox *sb, const char *dir)
+{
+        heal_error err = HEAL_ERROR_INIT;
+        char lower[300];
+
+        snprintf(lower, sizeof(lower), "%s", dir);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/", "/", (const char *const[]){ "ro", NULL },
+                                            &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/tmp",
+                                            (const char *const[]){ "mode=1777", "size=16m", NULL },
+                                            &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", lower, "/tmp/lower",
+                                            (const char *const[]){ "ro", NULL }, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/tmp/upper", NULL, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "overlay", NULL, "/tmp/merged",
+                                            (const char *const[]){ "lowerdir=/tmp/lower",
+                                                                   "upperdir=/tmp/upper", NULL },
+                                            &err), 0, "%s", err.msg);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "proc", NULL, "/proc", NULL, &err), 0);
+}
+
+Test(traps, xgo_style_overlay_plan)
+{
+        const char *argv[] = { "/bin/sh", "-c",
+                               "cat /tmp/merged/f; echo changed > /tmp/merged/f; ls /tmp/upper; "
+                               "touch /tmp/lower/x 2>&1 | grep -c Read-only",
+                               NULL };
+        char *dir = test_tempdir();
+
+        test_write_file(dir, "f", "original\n");
+        custom_run(dir, argv, plan_xgo_overlay);
+        cr_assert_eq(res.status, HEAL_STATUS_OK, "%s %s", res.message, res.err);
+        cr_assert_str_eq(res.out, "original\nf\n1\n");
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(traps, refused_user_namespaces_name_the_cause)
+{
+        char cmd[512];
+        FILE *p;
+        char out[1024] = "";
+
+        test_require("bwrap");
+        /* bwrap --disable-userns makes nested user namespaces fail with ENOSPC, as a container
+         * or max_user_namespaces=0 would. */
+        snprintf(cmd, sizeof(cmd),
+                 "bwrap --unshare-user --disable-userns --ro-bind / / --proc /proc --dev /dev "
+                 "%s run --pids 0 -- /bin/true 2>&1; echo \"exit=$?\"",
+                 HEAL_TEST_BIN);
+        p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        cr_assert_geq(fread(out, 1, sizeof(out) - 1, p), 1);
+        pclose(p);
+        cr_assert(strstr(out, "forbids nested ones") || strstr(out, "max_user_namespaces"), "%s",
+                  out);
+        cr_assert(strstr(out, "fix:"), "%s", out);
+        cr_assert(strstr(out, "exit=125"), "%s", out);
+}
