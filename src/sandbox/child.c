@@ -388,8 +388,12 @@ static void drop_capabilities(void)
         struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct data[2] = { { 0 } };
 
+        /* Without namespaces an unprivileged caller has no CAP_SETPCAP and nothing to drop. */
+        bool weak = P->flags & HEAL_SANDBOX_ISOLATION_NONE;
+
         for (int c = 0; c <= P->cap_last_cap; c++)
-                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL &&
+                    !(weak && errno == EPERM))
                         fail(STEP_CAPS, errno, -1, NULL);
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 fail(STEP_CAPS, errno, -1, NULL);
@@ -409,9 +413,7 @@ static void kill_all(int sig)
 {
         if (command_pid > 0)
                 kill(-command_pid, sig);
-        if (P->flags & HEAL_SANDBOX_ISOLATION_NONE)
-                kill(0, sig);
-        else
+        if (!(P->flags & HEAL_SANDBOX_ISOLATION_NONE))
                 kill(-1, sig);
 }
 
@@ -471,8 +473,9 @@ static _Noreturn void command_main(void)
         sigaction(SIGXFSZ, &ign, NULL);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        /* Without a PID namespace the command stays in init's process group so it can be killed. */
-        if (!(P->flags & HEAL_SANDBOX_ISOLATION_NONE) && setsid() < 0)
+        /* A new session; without namespaces a process group of its own in init's session, so
+         * init can kill the group without killing itself. */
+        if ((P->flags & HEAL_SANDBOX_ISOLATION_NONE) ? setpgid(0, 0) < 0 : setsid() < 0)
                 fail(STEP_STDIO, errno, -1, NULL);
         in = high_fd(P->stdin_fd);
         out = high_fd(P->stdout_fd);
@@ -494,10 +497,16 @@ static _Noreturn void command_main(void)
         exec_command();
 }
 
-/* Reap everything; report the command's status when it goes, then leave (the kernel kills the
- * rest of the namespace when its init exits). */
+/*
+ * Reap everything; report the command's status when it goes, then leave (the kernel kills the
+ * rest of the namespace when its init exits). After CTL_QUIT, stay until every process is gone
+ * or CTL_KILL comes: a shell that dies on SIGQUIT must not cut short its children's stack dumps.
+ */
 static _Noreturn void init_loop(pid_t cmd, int sfd)
 {
+        bool weak = P->flags & HEAL_SANDBOX_ISOLATION_NONE;
+        bool quitting = false, cmd_done = false;
+
         struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = P->ctl_fd,
                                                                     .events = POLLIN } };
 
@@ -516,11 +525,15 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
                                 kill_all(SIGKILL); /* the parent is gone */
                                 _exit(125);
                         }
-                        if (n == 1 && c == CTL_QUIT)
+                        if (n == 1 && c == CTL_QUIT) {
+                                quitting = true;
                                 kill_all(SIGQUIT);
+                        }
                         if (n == 1 && c == CTL_KILL) {
                                 kill_all(SIGKILL);
-                                _exit(125);
+                                if (!weak)
+                                        _exit(125);
+                                quitting = true; /* weak: reap the group, then leave */
                         }
                 }
                 if (pfd[0].revents && read(sfd, &si, sizeof(si)) < 0 && errno != EAGAIN)
@@ -531,11 +544,15 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
                                 ssize_t _unused = write(P->report_fd, &r, sizeof(r));
 
                                 (void)_unused;
-                                if (P->flags & HEAL_SANDBOX_ISOLATION_NONE)
+                                cmd_done = true;
+                                if (weak)
                                         kill_all(SIGKILL);
-                                _exit(0);
+                                if (!quitting && !weak)
+                                        break;
                         }
                 }
+                if (cmd_done && (!(quitting || weak) || (pid < 0 && errno == ECHILD)))
+                        _exit(0);
         }
 }
 
@@ -564,7 +581,8 @@ _Noreturn void child_main(const struct child_plan *plan)
                 if (P->clock)
                         P->clock->mounts_ns = clock_ns();
         } else {
-                if (setsid() < 0)
+                /* Orphans of the run come to init, which reaps them: no zombie is left behind. */
+                if (setsid() < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
                         fail(STEP_STDIO, errno, -1, NULL);
                 if (P->cwd && chdir(P->cwd) < 0)
                         fail(STEP_CHDIR, errno, -1, P->cwd);
@@ -592,7 +610,6 @@ _Noreturn void child_main(const struct child_plan *plan)
                 close(sfd);
                 command_main();
         }
-        /* In weak mode the command shares init's process group (init's pid); else its own. */
-        command_pid = (P->flags & HEAL_SANDBOX_ISOLATION_NONE) ? 0 : cmd;
+        command_pid = cmd; /* leader of its own process group in both modes */
         init_loop(cmd, sfd);
 }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,8 +36,8 @@ static void kill_init(struct run *run)
 
 /*
  * Stop everything: init kills the command's process group (atomic against fork) and the rest of
- * the namespace; without namespaces we kill init's process group ourselves. SIGKILL to init
- * follows in any case, in case init is not scheduled in time.
+ * the namespace (without namespaces: the command's group, and init, a child subreaper, reaps
+ * until none is left). SIGKILL to init follows if init has not finished in time.
  */
 static void kill_now(struct run *run)
 {
@@ -47,8 +48,6 @@ static void kill_now(struct run *run)
         run->kill_sent_ns = now_ns();
         if (send(run->ctl_w, &k, 1, MSG_NOSIGNAL) != 1)
                 kill_init(run);
-        if (run->sb->flags & HEAL_SANDBOX_ISOLATION_NONE)
-                kill(-run->pid, SIGKILL);
 }
 
 static void stop(struct run *run, heal_sandbox_status why)
@@ -214,8 +213,6 @@ int supervise(struct run *run, heal_error *err)
                 if (pfd[0].revents)
                         reap(run);
         }
-        if (run->sb->flags & HEAL_SANDBOX_ISOLATION_NONE)
-                kill(-run->pid, SIGKILL); /* whatever is left of init's process group */
         /* Every writer is gone once init is reaped (the kernel killed the namespace first):
          * what is left in the pipes is complete. */
         drain(run, &run->out_r, &run->out, 1, true);
