@@ -25,7 +25,10 @@ typedef struct heal_buf {
         bool truncated;
 } heal_buf;
 
-#define HEAL_BUF_INIT(max_bytes) { NULL, 0, 0, (max_bytes), false }
+#define HEAL_BUF_INIT(max_bytes) \
+ {                               \
+  NULL, 0, 0, (max_bytes), false \
+ }
 
 /**
  * heal_buf_init() - Prepare an empty buffer.

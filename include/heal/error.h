@@ -23,7 +23,13 @@ typedef struct heal_error {
         char msg[HEAL_ERROR_MSG_MAX];
 } heal_error;
 
-#define HEAL_ERROR_INIT { 0, { 0 } }
+#define HEAL_ERROR_INIT \
+ {                      \
+  0,                    \
+  {                     \
+   0                    \
+  }                     \
+ }
 
 /**
  * heal_error_set() - Record a failure in @err and return @code.

@@ -24,9 +24,9 @@
  * against a determined kernel attacker. For that, use gVisor or a microVM. See docs/sandbox.md.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <errno.h>
 #include <stdint.h>
 
 #include "heal/defaults.h"
@@ -89,15 +89,13 @@ typedef struct heal_sandbox_limits {
         uint64_t grace_ms;
 } heal_sandbox_limits;
 
-#define HEAL_SANDBOX_LIMITS_INIT                                                                   \
-        {                                                                                          \
-                .wall_ms = 0, .cpu_ms = 0, .mem_max_bytes = 0,                                     \
-                .pids_max = HEAL_DEFAULT_PIDS_MAX, .fsize_max_bytes = 0,                           \
-                .nofile_max = HEAL_DEFAULT_NOFILE_MAX, .out_max_bytes = HEAL_DEFAULT_OUT_MAX_BYTES, \
-                .tmpfs_max_bytes = HEAL_DEFAULT_TMPFS_MAX_BYTES,                                   \
-                .tmpfs_max_inodes = HEAL_DEFAULT_TMPFS_MAX_INODES,                                 \
-                .grace_ms = HEAL_DEFAULT_GRACE_MS,                                                 \
-        }
+#define HEAL_SANDBOX_LIMITS_INIT                                                                \
+ {                                                                                              \
+  .wall_ms = 0, .cpu_ms = 0, .mem_max_bytes = 0, .pids_max = HEAL_DEFAULT_PIDS_MAX,             \
+  .fsize_max_bytes = 0, .nofile_max = HEAL_DEFAULT_NOFILE_MAX,                                  \
+  .out_max_bytes = HEAL_DEFAULT_OUT_MAX_BYTES, .tmpfs_max_bytes = HEAL_DEFAULT_TMPFS_MAX_BYTES, \
+  .tmpfs_max_inodes = HEAL_DEFAULT_TMPFS_MAX_INODES, .grace_ms = HEAL_DEFAULT_GRACE_MS,         \
+ }
 
 /**
  * enum heal_sandbox_flags - Switches for heal_sandbox_set_flags().

@@ -63,8 +63,9 @@ static int try_run(const char *const *argv, unsigned flags, bool overlay_probe, 
                 return r;
         }
         if (ret->status != HEAL_STATUS_OK) {
-                snprintf(msg, len, "%s", ret->message[0] ? ret->message
-                                                          : heal_sandbox_status_to_string(ret->status));
+                snprintf(msg, len, "%s",
+                         ret->message[0] ? ret->message
+                                         : heal_sandbox_status_to_string(ret->status));
                 return -1;
         }
         return 0;
@@ -114,16 +115,16 @@ static void check_cgroup(struct doctor *d)
 {
         char where[2 * 4096];
         bool mem, pids;
-        heal_sandbox_enforcement e = heal_sandbox_probe_enforcement(&mem, &pids, where,
-                                                                    sizeof(where));
+        heal_sandbox_enforcement e =
+                heal_sandbox_probe_enforcement(&mem, &pids, where, sizeof(where));
         struct check *c = add(d, "limits", mem && pids ? "ok" : "warn");
 
-        (void)str_printf(c->detail, sizeof(c->detail),
-                 "memory: %s; processes: %s%s%s%s",
-                 mem ? (e == HEAL_ENFORCE_CGROUP_V2 ? "cgroup v2 memory.max" : "cgroup v1 memory.limit_in_bytes")
-                     : "RLIMIT_DATA per process (no writable cgroup)",
-                 pids ? "cgroup pids.max" : "RLIMIT_NPROC per user namespace",
-                 where[0] ? " (" : "", where, where[0] ? ")" : "");
+        (void)str_printf(c->detail, sizeof(c->detail), "memory: %s; processes: %s%s%s%s",
+                         mem ? (e == HEAL_ENFORCE_CGROUP_V2 ? "cgroup v2 memory.max"
+                                                            : "cgroup v1 memory.limit_in_bytes")
+                             : "RLIMIT_DATA per process (no writable cgroup)",
+                         pids ? "cgroup pids.max" : "RLIMIT_NPROC per user namespace",
+                         where[0] ? " (" : "", where, where[0] ? ")" : "");
         if (!(mem && pids))
                 snprintf(c->detail + strlen(c->detail), sizeof(c->detail) - strlen(c->detail),
                          "; fix: run as root, or delegate a cgroup v2 subtree to your user and "
@@ -139,8 +140,7 @@ static void check_tool(struct doctor *d, const char *name, const char *const *ar
 
         if (try_run(argv, 0, false, msg, sizeof(msg), &res) < 0) {
                 c = add(d, name, "warn");
-                snprintf(c->detail, sizeof(c->detail), "%s; fix: apt-get install %s", msg,
-                         package);
+                snprintf(c->detail, sizeof(c->detail), "%s; fix: apt-get install %s", msg, package);
         } else {
                 const char *out = res.out_len ? res.out : res.err;
 
@@ -158,10 +158,9 @@ static int print(struct doctor *d)
                 json_t *a = json_array();
 
                 for (size_t i = 0; i < d->n; i++)
-                        json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "name",
-                                                           d->checks[i].name, "status",
-                                                           d->checks[i].status, "detail",
-                                                           d->checks[i].detail));
+                        json_array_append_new(
+                                a, json_pack("{s:s,s:s,s:s}", "name", d->checks[i].name, "status",
+                                             d->checks[i].status, "detail", d->checks[i].detail));
                 json_print(json_pack("{s:o}", "checks", a));
         }
         for (size_t i = 0; i < d->n; i++) {

@@ -82,9 +82,9 @@ static json_t *procs_json(const heal_sandbox_result *res)
                 char state[2] = { p->state ? p->state : '?', 0 };
 
                 json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:I}", "pid", p->pid,
-                                                   "ppid", p->ppid, "state", state, "comm",
-                                                   p->comm, "wchan", p->wchan, "syscall",
-                                                   p->syscall, "cpu_ms", (json_int_t)p->cpu_ms));
+                                                   "ppid", p->ppid, "state", state, "comm", p->comm,
+                                                   "wchan", p->wchan, "syscall", p->syscall,
+                                                   "cpu_ms", (json_int_t)p->cpu_ms));
         }
         return a;
 }
@@ -100,12 +100,12 @@ json_t *result_to_json(const heal_sandbox_result *res)
                 "signal", res->signal, "limits_hit", limits_hit_json(res->limits_hit),
                 "enforcement", enforce[res->enforcement], "wall_ms", (json_int_t)res->wall_ms,
                 "cpu_ms", (json_int_t)res->cpu_ms, "memory_peak_bytes",
-                (json_int_t)res->mem_peak_bytes, "stdout", json_string_bytes(res->out, res->out_len),
-                "stdout_truncated", res->out_truncated, "stderr",
-                json_string_bytes(res->err, res->err_len), "stderr_truncated", res->err_truncated,
-                "message", res->message, "processes", procs_json(res), "timing_us", "clone",
-                (json_int_t)t->clone_us, "maps", (json_int_t)t->maps_us, "mounts",
-                (json_int_t)t->mounts_us, "exec", (json_int_t)t->exec_us, "end",
+                (json_int_t)res->mem_peak_bytes, "stdout",
+                json_string_bytes(res->out, res->out_len), "stdout_truncated", res->out_truncated,
+                "stderr", json_string_bytes(res->err, res->err_len), "stderr_truncated",
+                res->err_truncated, "message", res->message, "processes", procs_json(res),
+                "timing_us", "clone", (json_int_t)t->clone_us, "maps", (json_int_t)t->maps_us,
+                "mounts", (json_int_t)t->mounts_us, "exec", (json_int_t)t->exec_us, "end",
                 (json_int_t)t->end_us);
 }
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+#include "heal/buf.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "heal/buf.h"
 
 void heal_buf_init(heal_buf *buf, size_t max)
 {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+#include "heal/error.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "heal/error.h"
 #include "core/util.h"
 
 int heal_error_set(heal_error *err, int code, const char *fmt, ...)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+#include "core/parse.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
-
-#include "core/parse.h"
 
 /* *v = *v * 10 + digit, false on overflow. */
 static bool mul10_add(uint64_t *v, int digit)
@@ -44,7 +44,8 @@ static int parse_decimal(const char **p, uint64_t *ret_int, uint64_t *ret_micro)
 
 static int scale_value(uint64_t v, uint64_t micro, uint64_t unit, uint64_t *ret)
 {
-        unsigned __int128 t = (unsigned __int128)v * unit + (unsigned __int128)micro * unit / 1000000;
+        unsigned __int128 t =
+                (unsigned __int128)v * unit + (unsigned __int128)micro * unit / 1000000;
 
         if (t > UINT64_MAX)
                 return -ERANGE;
@@ -58,11 +59,20 @@ int parse_size(const char *s, uint64_t *ret_bytes)
                 const char *suffix;
                 uint64_t unit;
         } units[] = {
-                { "", 1 },          { "b", 1 },
-                { "k", 1ULL << 10 }, { "kb", 1ULL << 10 }, { "kib", 1ULL << 10 },
-                { "m", 1ULL << 20 }, { "mb", 1ULL << 20 }, { "mib", 1ULL << 20 },
-                { "g", 1ULL << 30 }, { "gb", 1ULL << 30 }, { "gib", 1ULL << 30 },
-                { "t", 1ULL << 40 }, { "tb", 1ULL << 40 }, { "tib", 1ULL << 40 },
+                { "", 1 },
+                { "b", 1 },
+                { "k", 1ULL << 10 },
+                { "kb", 1ULL << 10 },
+                { "kib", 1ULL << 10 },
+                { "m", 1ULL << 20 },
+                { "mb", 1ULL << 20 },
+                { "mib", 1ULL << 20 },
+                { "g", 1ULL << 30 },
+                { "gb", 1ULL << 30 },
+                { "gib", 1ULL << 30 },
+                { "t", 1ULL << 40 },
+                { "tb", 1ULL << 40 },
+                { "tib", 1ULL << 40 },
         };
         uint64_t v, micro;
         int r;

@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define _cleanup_(f)     __attribute__((cleanup(f)))
-#define _cleanup_free_   _cleanup_(freep)
-#define _cleanup_close_  _cleanup_(closep)
-#define _unused_         __attribute__((unused))
-#define ELEMENTSOF(a)    (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b)        ((a) < (b) ? (a) : (b))
-#define MAX(a, b)        ((a) > (b) ? (a) : (b))
+#define _cleanup_(f)    __attribute__((cleanup(f)))
+#define _cleanup_free_  _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _unused_        __attribute__((unused))
+#define ELEMENTSOF(a)   (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b)       ((a) < (b) ? (a) : (b))
+#define MAX(a, b)       ((a) > (b) ? (a) : (b))
 
 static inline void freep(void *p)
 {
@@ -31,25 +31,26 @@ static inline void closep(int *fd)
 }
 
 /* Hand a pointer or fd on: the cleanup of the old variable then does nothing. */
-#define TAKE_PTR(p)                                                                                \
-        ({                                                                                         \
-                __typeof__(p) _p = (p);                                                            \
-                (p) = NULL;                                                                        \
-                _p;                                                                                \
-        })
-#define TAKE_FD(fd)                                                                                \
-        ({                                                                                         \
-                int _fd = (fd);                                                                    \
-                (fd) = -1;                                                                         \
-                _fd;                                                                               \
-        })
+#define TAKE_PTR(p) \
+ ({ \
+__typeof__(p) _p = (p); \
+(p) = NULL; \
+_p; \
+ })
+#define TAKE_FD(fd) \
+ (                  \
+         {          \
+int _fd = (fd);         \
+(fd) = -1;              \
+_fd;                    \
+         })
 
-#define DEFINE_CLEANUP_FUNC(type, func)                                                            \
-        static inline void func##p(type **p)                                                       \
-        {                                                                                          \
-                if (*p)                                                                            \
-                        func(*p);                                                                  \
-        }
+#define DEFINE_CLEANUP_FUNC(type, func) \
+ static inline void func##p(type **p)   \
+ {                                      \
+  if (*p)                               \
+   func(*p);                            \
+ }
 
 /* Close @fd if it is open and return -1, for "fd = safe_close(fd);". */
 static inline int safe_close(int fd)

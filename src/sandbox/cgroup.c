@@ -22,7 +22,7 @@
 #include "sandbox-internal.h"
 
 struct cg_base {
-        bool v2;             /* v2 usable for both controllers */
+        bool v2; /* v2 usable for both controllers */
         char v2_dir[PATH_MAX];
         char v1_mem[PATH_MAX]; /* "" when unusable */
         char v1_pids[PATH_MAX];
@@ -79,9 +79,9 @@ static bool find_mount(char *ret, size_t len, const char *controller)
                 if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
                     sscanf(dash, " - %63s %*s %1023s", fstype, super) != 2)
                         continue;
-                if (controller ? strcmp(fstype, "cgroup") == 0 &&
-                                         (strstr(super, controller) != NULL)
-                               : strcmp(fstype, "cgroup2") == 0) {
+                if (controller
+                            ? strcmp(fstype, "cgroup") == 0 && (strstr(super, controller) != NULL)
+                            : strcmp(fstype, "cgroup2") == 0) {
                         found = str_printf(ret, len, "%s", mnt) == 0;
                         break;
                 }
@@ -172,8 +172,8 @@ heal_sandbox_enforcement cgroup_probe(bool *ret_mem, bool *ret_pids, char *where
                 (void)str_printf(where, len, "%s", base.v2_dir);
                 return HEAL_ENFORCE_CGROUP_V2;
         }
-        (void)str_printf(where, len, "%s%s%s", base.v1_mem, base.v1_mem[0] && base.v1_pids[0] ? ", " : "",
-                 base.v1_pids);
+        (void)str_printf(where, len, "%s%s%s", base.v1_mem,
+                         base.v1_mem[0] && base.v1_pids[0] ? ", " : "", base.v1_pids);
         return *ret_mem || *ret_pids ? HEAL_ENFORCE_CGROUP_V1 : HEAL_ENFORCE_RLIMIT;
 }
 
@@ -181,7 +181,8 @@ static char *make_child(const char *parent)
 {
         char *dir;
 
-        if (asprintf(&dir, "%s/heal-%d-%u", parent, (int)getpid(), atomic_fetch_add(&run_seq, 1)) < 0)
+        if (asprintf(&dir, "%s/heal-%d-%u", parent, (int)getpid(), atomic_fetch_add(&run_seq, 1)) <
+            0)
                 return NULL;
         if (mkdir(dir, 0755) < 0) {
                 free(dir);

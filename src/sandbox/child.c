@@ -119,7 +119,7 @@ static void setup_userns(void)
         }
 }
 
-/* mkdir -p for the components of @path below "/newroot" (or below "/" when it does not start so). */
+/* mkdir -p for the components of @path below "/newroot" (or "/" for other paths). */
 static int mkdir_parents(const char *path)
 {
         char buf[4096];
@@ -151,8 +151,7 @@ static void prepare_mountpoint(const struct child_op *op)
                         fail(STEP_SYMLINK, EEXIST, op->entry, op->dst);
         } else if (stat(op->dst, &st) == 0) {
                 if (want_dir != !!S_ISDIR(st.st_mode))
-                        fail(STEP_MOUNTPOINT_TYPE, want_dir ? ENOTDIR : EISDIR, op->entry,
-                             op->dst);
+                        fail(STEP_MOUNTPOINT_TYPE, want_dir ? ENOTDIR : EISDIR, op->entry, op->dst);
                 return;
         } else if (errno != ENOENT) {
                 fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
@@ -198,8 +197,8 @@ static void mount_dev(const struct child_op *op)
 {
         static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
         static const char *const links[][2] = {
-                { "fd", "/proc/self/fd" },        { "stdin", "/proc/self/fd/0" },
-                { "stdout", "/proc/self/fd/1" },  { "stderr", "/proc/self/fd/2" },
+                { "fd", "/proc/self/fd" },       { "stdin", "/proc/self/fd/0" },
+                { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
                 { "ptmx", "pts/ptmx" },
         };
         char dst[4096], src[64], data[160];
@@ -226,17 +225,15 @@ static void mount_dev(const struct child_op *op)
                         fail(STEP_DEV, errno, op->entry, dst);
         }
         join(dst, sizeof(dst), op->dst, "/pts");
-        if (mkdir(dst, 0755) < 0 ||
-            mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
-                  "newinstance,ptmxmode=0666,mode=620") < 0)
+        if (mkdir(dst, 0755) < 0 || mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
+                                          "newinstance,ptmxmode=0666,mode=620") < 0)
                 fail(STEP_DEV, errno, op->entry, dst);
         join(dst, sizeof(dst), op->dst, "/shm");
         if (!join(data, sizeof(data), "mode=1777,", op->hidden_data ? op->hidden_data : ""))
                 fail(STEP_DEV, E2BIG, op->entry, dst);
         if (data[strlen(data) - 1] == ',')
                 data[strlen(data) - 1] = '\0';
-        if (mkdir(dst, 01777) < 0 ||
-            mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
+        if (mkdir(dst, 01777) < 0 || mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
                 fail(STEP_DEV, errno, op->entry, dst);
 }
 
@@ -246,8 +243,7 @@ static void mount_overlay(const struct child_op *op)
                 char sub[128];
 
                 if (mkdir(op->hidden, 0700) < 0 ||
-                    mount("tmpfs", op->hidden, "tmpfs", MS_NOSUID | MS_NODEV,
-                          op->hidden_data) < 0)
+                    mount("tmpfs", op->hidden, "tmpfs", MS_NOSUID | MS_NODEV, op->hidden_data) < 0)
                         fail(STEP_OVERLAY_PREP, errno, op->entry, op->hidden);
                 join(sub, sizeof(sub), op->hidden, "/u");
                 if (mkdir(sub, 0755) < 0)
@@ -480,8 +476,7 @@ static _Noreturn void command_main(void)
         in = high_fd(P->stdin_fd);
         out = high_fd(P->stdout_fd);
         err = high_fd(P->stderr_fd);
-        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-            dup2(err, 2) < 0)
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
                 fail(STEP_STDIO, errno, -1, NULL);
         for (size_t i = 0; i < P->n_rlimits; i++)
                 if (setrlimit(P->rlimits[i].resource, &P->rlimits[i].rl) < 0)
@@ -491,8 +486,7 @@ static _Noreturn void command_main(void)
         drop_capabilities();
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 fail(STEP_NO_NEW_PRIVS, errno, -1, NULL);
-        if (P->seccomp &&
-            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, P->seccomp) < 0)
+        if (P->seccomp && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, P->seccomp) < 0)
                 fail(STEP_SECCOMP, errno, -1, NULL);
         exec_command();
 }
@@ -507,8 +501,8 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
         bool weak = P->flags & HEAL_SANDBOX_ISOLATION_NONE;
         bool quitting = false, cmd_done = false;
 
-        struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = P->ctl_fd,
-                                                                    .events = POLLIN } };
+        struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
+                                 { .fd = P->ctl_fd, .events = POLLIN } };
 
         for (;;) {
                 struct signalfd_siginfo si;
@@ -570,6 +564,7 @@ _Noreturn void child_main(const struct child_plan *plan)
         for (int s = 1; s < NSIG; s++)
                 sigaction(s, &dfl, NULL);
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        prctl(PR_SET_NAME, "heal-init", 0, 0, 0);
         if (!(P->flags & HEAL_SANDBOX_ISOLATION_NONE)) {
                 setup_userns();
                 if (P->clock)

@@ -228,8 +228,7 @@ void userns_explain_report(char *msg, size_t len, const struct report *rep,
                 explain_mount(msg, len, what, rep, e);
                 return;
         case STEP_SETATTR:
-                snprintf(msg, len,
-                         "%s: cannot set its flags (%s)%s", what, strerror(rep->err),
+                snprintf(msg, len, "%s: cannot set its flags (%s)%s", what, strerror(rep->err),
                          rep->err == EPERM ? "; the host mount locks them: a host mount that is "
                                              "nosuid, nodev, noexec or ro cannot be made "
                                              "suid, dev, exec or rw in a user namespace"
@@ -243,9 +242,9 @@ void userns_explain_report(char *msg, size_t len, const struct report *rep,
                 return;
         case STEP_EXEC:
                 snprintf(msg, len, "cannot execute '%s': %s", rep->path,
-                         rep->err == ENOENT ? (strchr(rep->path, '/')
-                                                       ? "no such file inside the sandbox"
-                                                       : "not found in the sandbox's PATH")
+                         rep->err == ENOENT
+                                 ? (strchr(rep->path, '/') ? "no such file inside the sandbox"
+                                                           : "not found in the sandbox's PATH")
                          : rep->err == EACCES ? "permission denied (not executable, or on a "
                                                 "noexec mount)"
                                               : strerror(rep->err));

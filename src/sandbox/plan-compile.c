@@ -153,7 +153,8 @@ static int overlay_upper(struct plan_compiled *pc, struct child_op *op,
                                       "mount entry %zu (overlay at '%s'): upperdir '%s' is the "
                                       "root of entry %d (%s); overlayfs needs a workdir on the "
                                       "same mount: give workdir= or use a tmpfs as upperdir",
-                                      idx, e->target, e->upperdir, j, plan_kind_name(entries[j].kind));
+                                      idx, e->target, e->upperdir, j,
+                                      plan_kind_name(entries[j].kind));
         *upper = newroot_path(pc, e->upperdir);
         if (e->workdir) {
                 *work = newroot_path(pc, e->workdir);
@@ -237,8 +238,8 @@ static int compile_entry(struct plan_compiled *pc, struct child_op *op,
         op->cover = -1;
         for (size_t j = 0; j < idx; j++)
                 if (path_under(e->target, entries[j].target) &&
-                    (op->cover < 0 || strlen(entries[j].target) >
-                                              strlen(entries[op->cover].target)))
+                    (op->cover < 0 ||
+                     strlen(entries[j].target) > strlen(entries[op->cover].target)))
                         op->cover = (int)j;
         if (op->cover >= 0) {
                 const struct mount_entry *c = &entries[op->cover];

@@ -23,8 +23,9 @@
 #endif
 
 static const char *const kind_names[] = {
-        [HEAL_MOUNT_BIND] = "bind",   [HEAL_MOUNT_TMPFS] = "tmpfs", [HEAL_MOUNT_PROC] = "proc",
-        [HEAL_MOUNT_OVERLAY] = "overlay", [HEAL_MOUNT_DEV] = "dev", [MOUNT_KIND_SYMLINK] = "symlink",
+        [HEAL_MOUNT_BIND] = "bind", [HEAL_MOUNT_TMPFS] = "tmpfs",
+        [HEAL_MOUNT_PROC] = "proc", [HEAL_MOUNT_OVERLAY] = "overlay",
+        [HEAL_MOUNT_DEV] = "dev",   [MOUNT_KIND_SYMLINK] = "symlink",
 };
 
 const char *plan_kind_name(int kind)
@@ -116,10 +117,10 @@ struct flag_opt {
 };
 
 static const struct flag_opt flag_opts[] = {
-        { "ro", MOUNT_ATTR_RDONLY, true },      { "rw", MOUNT_ATTR_RDONLY, false },
-        { "noexec", MOUNT_ATTR_NOEXEC, true },  { "exec", MOUNT_ATTR_NOEXEC, false },
-        { "nosuid", MOUNT_ATTR_NOSUID, true },  { "suid", MOUNT_ATTR_NOSUID, false },
-        { "nodev", MOUNT_ATTR_NODEV, true },    { "dev", MOUNT_ATTR_NODEV, false },
+        { "ro", MOUNT_ATTR_RDONLY, true },       { "rw", MOUNT_ATTR_RDONLY, false },
+        { "noexec", MOUNT_ATTR_NOEXEC, true },   { "exec", MOUNT_ATTR_NOEXEC, false },
+        { "nosuid", MOUNT_ATTR_NOSUID, true },   { "suid", MOUNT_ATTR_NOSUID, false },
+        { "nodev", MOUNT_ATTR_NODEV, true },     { "dev", MOUNT_ATTR_NODEV, false },
         { "noatime", MOUNT_ATTR_NOATIME, true }, { "atime", MOUNT_ATTR_NOATIME, false },
 };
 
@@ -237,9 +238,10 @@ static int entry_parse_options(struct mount_entry *e, const char *const *options
                 if (!*opt)
                         return heal_error_set(err, -EINVAL, "%s: empty option", what);
                 if (strchr(opt, ','))
-                        return heal_error_set(err, -EINVAL,
-                                              "%s: option '%s' holds ',': give one option per element",
-                                              what, opt);
+                        return heal_error_set(
+                                err, -EINVAL,
+                                "%s: option '%s' holds ',': give one option per element", what,
+                                opt);
                 if (parse_flag_opt(e, opt))
                         continue;
                 r = parse_type_opt(e, opt);
@@ -279,8 +281,8 @@ static int entry_resolve_source(struct mount_entry *e, const char *source, const
                 return 0;
         }
         if (source[0] != '/')
-                return heal_error_set(err, -EINVAL, "%s: source '%s' is not an absolute path",
-                                      what, source);
+                return heal_error_set(err, -EINVAL, "%s: source '%s' is not an absolute path", what,
+                                      source);
         /* Symlinks in the source are resolved on the host, once, now. */
         if (!realpath(source, real))
                 return heal_error_set(err, -errno, "%s: source '%s': %s", what, source,
@@ -324,8 +326,7 @@ int plan_entry_add(struct mount_entry **entries, size_t *n_entries, int kind, co
                                       "new root); e.g. bind / / ro, or tmpfs /",
                                       what);
         if (idx > 0 && strcmp(e.target, "/") == 0)
-                return heal_error_set(err, -EINVAL, "%s: only the first entry may mount '/'",
-                                      what);
+                return heal_error_set(err, -EINVAL, "%s: only the first entry may mount '/'", what);
         for (size_t i = 0; i < idx; i++)
                 if (strcmp((*entries)[i].target, e.target) == 0)
                         return heal_error_set(err, -EINVAL,

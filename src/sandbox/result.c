@@ -84,8 +84,10 @@ static void describe(struct run *run)
                          (unsigned long long)l->out_max_bytes);
                 break;
         case HEAL_STATUS_MEMORY_LIMIT:
-                snprintf(m, n, "memory limit of %llu bytes reached (killed by the cgroup's OOM "
-                         "killer)", (unsigned long long)l->mem_max_bytes);
+                snprintf(m, n,
+                         "memory limit of %llu bytes reached (killed by the cgroup's OOM "
+                         "killer)",
+                         (unsigned long long)l->mem_max_bytes);
                 break;
         case HEAL_STATUS_CPU_LIMIT:
                 snprintf(m, n, "cpu time limit of %llu ms reached", (unsigned long long)l->cpu_ms);
@@ -122,7 +124,8 @@ int finish(struct run *run, heal_error *err)
                 res->exit_code = 125;
                 snprintf(res->message, sizeof(res->message),
                          "cannot move the sandbox into its cgroup ('%s'); memory and process "
-                         "limits would not hold", run->cg.mem_dir ? run->cg.mem_dir : "?");
+                         "limits would not hold",
+                         run->cg.mem_dir ? run->cg.mem_dir : "?");
                 return 0;
         } else if (run->have_error) {
                 res->status = HEAL_STATUS_SETUP_ERROR;
@@ -136,7 +139,7 @@ int finish(struct run *run, heal_error *err)
                 return 0;
         } else if (!run->have_exit) {
                 res->status = (res->limits_hit & HEAL_LIMIT_MEMORY) ? HEAL_STATUS_MEMORY_LIMIT
-                                                                     : HEAL_STATUS_SETUP_ERROR;
+                                                                    : HEAL_STATUS_SETUP_ERROR;
                 res->exit_code = 125;
                 snprintf(res->message, sizeof(res->message),
                          "the sandbox's init process died before the command finished");

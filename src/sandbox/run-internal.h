@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include "heal/buf.h"
+
 #include "sandbox-internal.h"
 
 /* One run of heal_sandbox_run(), from preparation to the result. */
@@ -19,7 +20,7 @@ struct run {
         struct child_plan plan;
         struct cgroup_run cg;
         char *cwd;
-        char **envp;       /* weak mode: the environment plus TMPDIR */
+        char **envp; /* weak mode: the environment plus TMPDIR */
         char *tmpdir_env;
         char tmpdir[32];
         int out_r, out_w, err_r, err_w, rep_r, rep_w, ctl_r, ctl_w, null_fd;

@@ -218,8 +218,8 @@ static int prepare(struct run *run, heal_error *err)
                 .stdout_fd = run->out_w,
                 .stderr_fd = run->err_w,
                 .wait_go = run->cg.mem || run->cg.pids,
-                .new_cgroupns = (run->cg.mem || run->cg.pids) &&
-                                !(sb->flags & HEAL_SANDBOX_ISOLATION_NONE),
+                .new_cgroupns =
+                        (run->cg.mem || run->cg.pids) && !(sb->flags & HEAL_SANDBOX_ISOLATION_NONE),
                 .cap_last_cap = cap_last_cap(),
                 .seccomp = (sb->flags & HEAL_SANDBOX_ISOLATION_NONE) ? NULL : sb->filter,
                 .clock = sb->clock,
@@ -241,8 +241,8 @@ static int start(struct run *run, heal_error *err)
         long pid;
 
         if (!(flags & HEAL_SANDBOX_ISOLATION_NONE)) {
-                ca.flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
-                            CLONE_NEWUTS;
+                ca.flags |=
+                        CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
                 if (!(flags & HEAL_SANDBOX_SHARE_NET))
                         ca.flags |= CLONE_NEWNET;
                 if (!run->plan.new_cgroupns)
@@ -307,9 +307,19 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
 {
         heal_sandbox_result res = { 0 };
         struct run run = {
-                .sb = sb, .argv = argv, .res = &res,
-                .out_r = -1, .out_w = -1, .err_r = -1, .err_w = -1, .rep_r = -1, .rep_w = -1,
-                .ctl_r = -1, .ctl_w = -1, .null_fd = -1, .pidfd = -1,
+                .sb = sb,
+                .argv = argv,
+                .res = &res,
+                .out_r = -1,
+                .out_w = -1,
+                .err_r = -1,
+                .err_w = -1,
+                .rep_r = -1,
+                .rep_w = -1,
+                .ctl_r = -1,
+                .ctl_w = -1,
+                .null_fd = -1,
+                .pidfd = -1,
         };
         int r;
 

@@ -34,19 +34,19 @@ struct mount_entry {
 /* What the sandbox's init does for one entry; strings were built by the parent before clone. */
 struct child_op {
         int kind;
-        int entry;            /* index in the plan, for error reports */
-        const char *src;      /* "/oldroot/..." for binds and overlay sources; symlink text */
-        const char *dst;      /* "/newroot/..." */
-        const char *data;     /* mount(2) data for tmpfs, overlay, the hidden upper tmpfs */
-        const char *hidden;   /* overlay without upperdir: staging dir of the hidden upper */
+        int entry;          /* index in the plan, for error reports */
+        const char *src;    /* "/oldroot/..." for binds and overlay sources; symlink text */
+        const char *dst;    /* "/newroot/..." */
+        const char *data;   /* mount(2) data for tmpfs, overlay, the hidden upper tmpfs */
+        const char *hidden; /* overlay without upperdir: staging dir of the hidden upper */
         const char *hidden_data;
-        const char *mkworkdir;   /* overlay: workdir to create before mounting, or NULL */
-        unsigned long ms_flags;  /* MS_* for fresh filesystems */
+        const char *mkworkdir;  /* overlay: workdir to create before mounting, or NULL */
+        unsigned long ms_flags; /* MS_* for fresh filesystems */
         uint64_t attr_set, attr_clr;
         bool defer_ro;
         bool is_file;
-        bool may_create;       /* a missing mountpoint lies on a writable tmpfs of ours */
-        int cover;             /* entry whose filesystem holds the mountpoint, -1 for the root */
+        bool may_create; /* a missing mountpoint lies on a writable tmpfs of ours */
+        int cover;       /* entry whose filesystem holds the mountpoint, -1 for the root */
 };
 
 /* Child -> parent reports, one fixed-size record each (< PIPE_BUF, so writes are atomic). */
@@ -122,12 +122,12 @@ struct child_plan {
         const char *path_env; /* PATH value for the executable lookup */
         char uid_map[64];
         char gid_map[64];
-        int report_fd;    /* write end: struct report records */
-        int ctl_fd;       /* read end: parent -> init control bytes */
+        int report_fd; /* write end: struct report records */
+        int ctl_fd;    /* read end: parent -> init control bytes */
         int stdin_fd;
         int stdout_fd;
         int stderr_fd;
-        bool wait_go;     /* wait for a 'G' on ctl_fd before starting the command (cgroup) */
+        bool wait_go; /* wait for a 'G' on ctl_fd before starting the command (cgroup) */
         bool new_cgroupns;
         struct child_rlimit rlimits[8];
         size_t n_rlimits;

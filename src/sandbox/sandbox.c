@@ -73,8 +73,8 @@ int heal_sandbox_add_mount(heal_sandbox *sb, const char *type, const char *sourc
                                       "mount entry %zu (at '%s'): unknown type '%s' (known: bind, "
                                       "tmpfs, proc, overlay, dev)",
                                       sb->n_entries, target ? target : "", type);
-        return plan_entry_add(&sb->entries, &sb->n_entries, (int)t, source, target, options,
-                              false, err);
+        return plan_entry_add(&sb->entries, &sb->n_entries, (int)t, source, target, options, false,
+                              err);
 }
 
 int heal_sandbox_set_limits(heal_sandbox *sb, const heal_sandbox_limits *limits, heal_error *err)

@@ -157,8 +157,7 @@ int seccomp_compile(struct sock_fprog **ret, unsigned flags, const struct seccom
                 r = export_bpf(ret, ctx);
         seccomp_release(ctx);
         if (r < 0)
-                return heal_error_set(err, r, "seccomp: cannot build the filter: %s",
-                                      strerror(-r));
+                return heal_error_set(err, r, "seccomp: cannot build the filter: %s", strerror(-r));
         return 0;
 }
 

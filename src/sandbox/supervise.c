@@ -10,10 +10,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -190,7 +190,8 @@ int supervise(struct run *run, heal_error *err)
                 uint64_t now = now_ns();
 
                 check_cancel(run);
-                if (wall_deadline && now >= wall_deadline && !(run->res->limits_hit & HEAL_LIMIT_WALL))
+                if (wall_deadline && now >= wall_deadline &&
+                    !(run->res->limits_hit & HEAL_LIMIT_WALL))
                         on_timeout(run, now);
                 if (run->quit_sent && now >= run->grace_deadline_ns)
                         kill_now(run);

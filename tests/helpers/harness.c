@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include "harness.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "harness.h"
 
 extern char **environ;
 

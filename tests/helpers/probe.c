@@ -63,7 +63,10 @@ int main(void)
         {
                 long r;
 
-                __asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory", "r8", "r9", "r10", "r11");
+                __asm__ volatile("int $0x80"
+                                 : "=a"(r)
+                                 : "a"(20L)
+                                 : "memory", "r8", "r9", "r10", "r11");
                 printf("int80=%s\n", r == -ENOSYS ? "ENOSYS" : r < 0 ? "error" : "ok");
         }
         /* Descriptors above 2 must not have leaked in. */

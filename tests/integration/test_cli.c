@@ -73,7 +73,8 @@ Test(cli, json_result)
         cr_assert_not_null(doc, "invalid JSON (%s): %s", jerr.text, out);
         cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "exit_nonzero");
         cr_assert_eq(json_integer_value(json_object_get(doc, "exit_code")), 3);
-        cr_assert_str_eq(json_string_value(json_object_get(doc, "stdout")), "a\xEF\xBF\xBD" "b");
+        cr_assert_str_eq(json_string_value(json_object_get(doc, "stdout")), "a\xEF\xBF\xBD"
+                                                                            "b");
         cr_assert_str_eq(json_string_value(json_object_get(doc, "stderr")), "e\n");
         cr_assert(json_is_boolean(json_object_get(doc, "stdout_truncated")));
         cr_assert(json_is_integer(json_object_get(doc, "wall_ms")));
@@ -82,7 +83,8 @@ Test(cli, json_result)
         procs = json_object_get(doc, "processes");
         cr_assert(json_is_array(procs) && json_array_size(procs) == 0);
         json_decref(doc);
-        cr_assert_eq(heal("run --json --timeout 300ms --grace 0 -- sleep 5", out, sizeof(out)), 124);
+        cr_assert_eq(heal("run --json --timeout 300ms --grace 0 -- sleep 5", out, sizeof(out)),
+                     124);
         doc = json_loads(out, 0, &jerr);
         cr_assert_not_null(doc);
         cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "timeout");

@@ -64,8 +64,8 @@ Test(hostile, forkbomb_01)
         lim.wall_ms = 5000;
         lim.pids_max = 64;
         run_case("01-forkbomb", "sh run.sh", &lim, 0, NULL);
-        cr_assert(res.status == HEAL_STATUS_TIMEOUT || res.status == HEAL_STATUS_EXIT_NONZERO,
-                  "%s", heal_sandbox_status_to_string(res.status));
+        cr_assert(res.status == HEAL_STATUS_TIMEOUT || res.status == HEAL_STATUS_EXIT_NONZERO, "%s",
+                  heal_sandbox_status_to_string(res.status));
         cr_assert(res.limits_hit & (HEAL_LIMIT_WALL | HEAL_LIMIT_PIDS), "names the limit hit");
         cr_assert_leq(res.wall_ms, 6000, "ended within the wall limit + 1 s: %llu ms",
                       (unsigned long long)res.wall_ms);
@@ -123,13 +123,14 @@ Test(hostile, diskfill_03)
 Test(hostile, spin_go_04)
 {
         heal_sandbox_limits lim = HEAL_SANDBOX_LIMITS_INIT;
-        const char *env[] = { "GOFLAGS", "-mod=mod", "GOPROXY", "off", "GOCACHE", "/tmp/gocache",
-                              NULL };
+        const char *env[] = { "GOFLAGS", "-mod=mod",     "GOPROXY", "off",
+                              "GOCACHE", "/tmp/gocache", NULL };
 
         test_require("go");
         lim.wall_ms = 5000;
         run_case("04-spin-go", "go run .", &lim, 0, env);
-        cr_assert_eq(res.status, HEAL_STATUS_TIMEOUT, "%s: %s", heal_sandbox_status_to_string(res.status), res.err);
+        cr_assert_eq(res.status, HEAL_STATUS_TIMEOUT, "%s: %s",
+                     heal_sandbox_status_to_string(res.status), res.err);
         cr_assert(res.limits_hit & HEAL_LIMIT_WALL);
         cr_assert_geq(res.wall_ms, 5000);
         cr_assert_lt(res.wall_ms, 7500);
@@ -149,7 +150,8 @@ Test(hostile, daemonize_05)
         run_case("05-daemonize", "cc -o d main.c && ./d", &lim, 0, NULL);
         cr_assert_eq(res.status, HEAL_STATUS_OK, "%s", res.err);
         cr_assert(strstr(res.out, "parent exits"));
-        cr_assert_lt(res.wall_ms, 5000, "returns promptly: %llu ms", (unsigned long long)res.wall_ms);
+        cr_assert_lt(res.wall_ms, 5000, "returns promptly: %llu ms",
+                     (unsigned long long)res.wall_ms);
         cr_assert_eq(test_count_procs("d"), 0, "the daemon did not survive the run");
 }
 
@@ -176,8 +178,10 @@ Test(hostile, output_flood_07)
 
         dir = test_tempdir();
         test_copy_case("07-output-flood", dir);
-        snprintf(cmd, sizeof(cmd), "cd %s && exec %s run --json --output-limit 1M --timeout 10s "
-                 "-- sh run.sh", dir, HEAL_TEST_BIN);
+        snprintf(cmd, sizeof(cmd),
+                 "cd %s && exec %s run --json --output-limit 1M --timeout 10s "
+                 "-- sh run.sh",
+                 dir, HEAL_TEST_BIN);
         cr_assert_eq(pipe(p), 0);
         clock_gettime(CLOCK_MONOTONIC, &t0);
         pid = fork();

@@ -81,9 +81,8 @@ Test(run, setenv_wins_and_unset)
         cr_assert_eq(heal_sandbox_setenv(sb, "PATH", "/usr/bin:/bin", NULL), 0);
         cr_assert_eq(heal_sandbox_setenv(sb, "FOO", "a b'c", NULL), 0);
         cr_assert_eq(heal_sandbox_setenv(sb, "TERM", NULL, NULL), 0);
-        cr_assert_eq(heal_sandbox_inherit_env(sb, (const char *const[]){ "PATH=/evil", NULL },
-                                              NULL),
-                     0);
+        cr_assert_eq(
+                heal_sandbox_inherit_env(sb, (const char *const[]){ "PATH=/evil", NULL }, NULL), 0);
         test_run(sb, argv, &res);
         cr_assert_str_eq(res.out, "/usr/bin:/bin|a b'c|unset\n");
         heal_sandbox_free(sb);
@@ -203,7 +202,8 @@ Test(run, timeout_sends_sigquit_then_kills_and_snapshots)
         lim.grace_ms = 2000;
         heal_sandbox_set_limits(sb, &lim, NULL);
         test_run(sb, argv, &res);
-        cr_assert_eq(res.status, HEAL_STATUS_TIMEOUT, "%s", heal_sandbox_status_to_string(res.status));
+        cr_assert_eq(res.status, HEAL_STATUS_TIMEOUT, "%s",
+                     heal_sandbox_status_to_string(res.status));
         cr_assert(res.limits_hit & HEAL_LIMIT_WALL);
         cr_assert(strstr(res.out, "started\ngot-quit\n"), "%s", res.out);
         cr_assert_geq(res.wall_ms, 500);
@@ -244,7 +244,8 @@ Test(run, cpu_limit)
         lim.wall_ms = 20000;
         heal_sandbox_set_limits(sb, &lim, NULL);
         test_run(sb, argv, &res);
-        cr_assert_eq(res.status, HEAL_STATUS_CPU_LIMIT, "%s", heal_sandbox_status_to_string(res.status));
+        cr_assert_eq(res.status, HEAL_STATUS_CPU_LIMIT, "%s",
+                     heal_sandbox_status_to_string(res.status));
         cr_assert(res.limits_hit & HEAL_LIMIT_CPU);
         cr_assert_geq(res.cpu_ms, 500, "cpu %llu ms", (unsigned long long)res.cpu_ms);
         cr_assert_lt(res.wall_ms, 10000);

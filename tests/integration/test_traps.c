@@ -168,7 +168,8 @@ static void plan_bind_then_missing(heal_sandbox *sb, const char *dir)
         snprintf(target, sizeof(target), "%s/newdir", dir);
         cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/", NULL, &err), 0);
         cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/usr", "/usr",
-                                            (const char *const[]){ "ro", NULL }, &err), 0);
+                                            (const char *const[]){ "ro", NULL }, &err),
+                     0);
         cr_assert_eq(heal_sandbox_add_mount(sb, "bind", dir, dir, NULL, &err), 0);
         cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, target, NULL, &err), 0);
 }
@@ -194,7 +195,8 @@ static void plan_ro_root_then_missing(heal_sandbox *sb, const char *dir)
 
         (void)dir;
         cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/",
-                                            (const char *const[]){ "ro", NULL }, &err), 0);
+                                            (const char *const[]){ "ro", NULL }, &err),
+                     0);
         cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/work", NULL, &err), 0);
 }
 
@@ -214,18 +216,22 @@ static void plan_xgo_overlay(heal_sandbox *sb, const char *dir)
         char lower[300];
 
         snprintf(lower, sizeof(lower), "%s", dir);
-        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/", "/", (const char *const[]){ "ro", NULL },
-                                            &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/", "/",
+                                            (const char *const[]){ "ro", NULL }, &err),
+                     0);
         cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/tmp",
                                             (const char *const[]){ "mode=1777", "size=16m", NULL },
-                                            &err), 0);
+                                            &err),
+                     0);
         cr_assert_eq(heal_sandbox_add_mount(sb, "bind", lower, "/tmp/lower",
-                                            (const char *const[]){ "ro", NULL }, &err), 0);
+                                            (const char *const[]){ "ro", NULL }, &err),
+                     0);
         cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/tmp/upper", NULL, &err), 0);
         cr_assert_eq(heal_sandbox_add_mount(sb, "overlay", NULL, "/tmp/merged",
                                             (const char *const[]){ "lowerdir=/tmp/lower",
                                                                    "upperdir=/tmp/upper", NULL },
-                                            &err), 0, "%s", err.msg);
+                                            &err),
+                     0, "%s", err.msg);
         cr_assert_eq(heal_sandbox_add_mount(sb, "proc", NULL, "/proc", NULL, &err), 0);
 }
 

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/parse.h"
 #include "heal/buf.h"
 #include "heal/error.h"
+
+#include "core/parse.h"
 
 struct size_case {
         char text[32];

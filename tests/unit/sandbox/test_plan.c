@@ -44,13 +44,15 @@ Test(plan, valid_plan_in_order)
         cr_assert_eq(add("proc", NULL, "/proc", NULL), 0, "%s", err.msg);
         cr_assert_eq(add("dev", "", "/dev", NULL), 0, "%s", err.msg);
         cr_assert_eq(add("overlay", "/etc", "/mnt", NULL), 0, "%s", err.msg);
-        cr_assert_eq(add("overlay", NULL, "/opt", OPTS("lowerdir=/tmp/a:/tmp/b", "upperdir=/tmp/u")),
-                     0, "%s", err.msg);
+        cr_assert_eq(
+                add("overlay", NULL, "/opt", OPTS("lowerdir=/tmp/a:/tmp/b", "upperdir=/tmp/u")), 0,
+                "%s", err.msg);
 }
 
 Test(plan, first_entry_must_be_root)
 {
-        expect_error(add("proc", NULL, "/proc", NULL), -EINVAL, "first entry must be a bind or tmpfs at '/'");
+        expect_error(add("proc", NULL, "/proc", NULL), -EINVAL,
+                     "first entry must be a bind or tmpfs at '/'");
         expect_error(add("tmpfs", NULL, "/tmp", NULL), -EINVAL, "mount entry 0 (tmpfs at '/tmp')");
         expect_error(add("overlay", "/etc", "/", NULL), -EINVAL, "first entry");
         cr_assert_eq(add("tmpfs", NULL, "/", NULL), 0, "%s", err.msg);
@@ -117,7 +119,8 @@ Test(plan, sources)
 Test(plan, overlay_needs_a_lower_layer)
 {
         cr_assert_eq(add("tmpfs", NULL, "/", NULL), 0);
-        expect_error(add("overlay", NULL, "/o", NULL), -EINVAL, "needs a source directory or lowerdir=");
+        expect_error(add("overlay", NULL, "/o", NULL), -EINVAL,
+                     "needs a source directory or lowerdir=");
         expect_error(add("overlay", "/etc", "/o", OPTS("workdir=/w")), -EINVAL,
                      "workdir= needs upperdir=");
 }
