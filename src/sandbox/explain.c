@@ -103,7 +103,7 @@ int userns_explain_clone(heal_error *err, int errnum)
         case ENOSYS:
                 uname(&u);
                 return heal_error_set(err, -ENOSYS,
-                                      "clone3(2) is missing: heal needs Linux >= 5.11 (this is %s)",
+                                      "clone3(2) is missing: heal needs Linux >= 5.12 (this is %s)",
                                       u.release);
         case EINVAL:
                 return heal_error_set(err, -EINVAL,
