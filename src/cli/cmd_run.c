@@ -206,9 +206,12 @@ static int opt_one(struct run_opts *o, const char *name, const char *v)
 
         if (r <= 0)
                 return r;
-        if (strcmp(name, "--tmpfs") == 0 || strcmp(name, "--proc") == 0 ||
-            strcmp(name, "--dev") == 0)
-                return add_mount(o, name + 2, NULL, v);
+        if (strcmp(name, "--tmpfs") == 0)
+                return add_mount(o, "tmpfs", NULL, v);
+        if (strcmp(name, "--proc") == 0)
+                return add_mount(o, "proc", NULL, v);
+        if (strcmp(name, "--dev") == 0)
+                return add_mount(o, "dev", NULL, v);
         if (strcmp(name, "--size") == 0)
                 o->next_size = v;
         else if (strcmp(name, "--perms") == 0)
