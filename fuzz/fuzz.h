@@ -14,11 +14,11 @@
 #include <stdlib.h>
 
 /* Invariant check: a violation is a finding, so stop at once (libFuzzer saves the input). */
-#define FUZZ_ASSERT(cond)                                                                          \
-        do {                                                                                       \
-                if (!(cond))                                                                       \
-                        fuzz_fail(__FILE__, __LINE__, #cond);                                      \
-        } while (0)
+#define FUZZ_ASSERT(cond)                \
+ do {                                    \
+  if (!(cond))                           \
+   fuzz_fail(__FILE__, __LINE__, #cond); \
+ } while (0)
 
 static inline _Noreturn void fuzz_fail(const char *file, int line, const char *what)
 {

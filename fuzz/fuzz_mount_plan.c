@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "heal/sandbox.h"
+
 #include "fuzz.h"
 #include "sandbox/sandbox-internal.h"
 
@@ -199,9 +200,9 @@ static void check_compile(const heal_sandbox *sb)
                 FUZZ_ASSERT(op->dst && str_eq_prefixed(op->dst, "/newroot",
                                                        strcmp(e->target, "/") ? e->target : ""));
                 if (e->kind == HEAL_MOUNT_BIND)
-                        FUZZ_ASSERT(op->src && str_eq_prefixed(op->src, "/oldroot",
-                                                               strcmp(e->source, "/") ? e->source
-                                                                                      : ""));
+                        FUZZ_ASSERT(op->src &&
+                                    str_eq_prefixed(op->src, "/oldroot",
+                                                    strcmp(e->source, "/") ? e->source : ""));
                 if (e->kind != HEAL_MOUNT_TMPFS)
                         continue;
                 FUZZ_ASSERT(op->data);

@@ -61,8 +61,8 @@ static const struct unit duration_units[] = {
 
 /* Spellings tried after plain digits: every case variant parse_size() must take alike. */
 static const char *const size_spellings[] = {
-        "b", "B", "k", "K", "kb", "KB", "kB", "KiB", "kib", "m", "M", "MiB", "mb",
-        "g", "G", "GiB", "gB", "t", "T", "TiB", "tb",
+        "b",   "B",  "k", "K", "kb",  "KB", "kB", "KiB", "kib", "m",  "M",
+        "MiB", "mb", "g", "G", "GiB", "gB", "t",  "T",   "TiB", "tb",
 };
 
 #define N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))

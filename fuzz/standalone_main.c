@@ -152,8 +152,9 @@ int main(int argc, char **argv)
         int r;
 
         if (argc < 2) {
-                fprintf(stderr, "usage: %s FILE|DIR|- ...\n"
-                                "runs the fuzz target once per input (replay mode, no fuzzing)\n",
+                fprintf(stderr,
+                        "usage: %s FILE|DIR|- ...\n"
+                        "runs the fuzz target once per input (replay mode, no fuzzing)\n",
                         argv[0]);
                 return 2;
         }

@@ -191,37 +191,83 @@ static char *make_child(const char *parent)
         return dir;
 }
 
-int cgroup_prepare(struct cgroup_run *cg, const heal_sandbox_limits *limits)
+/* Write @limit (0: none) to @file of @dir; true when the cgroup now enforces it. */
+static bool write_limit(const char *dir, const char *file, uint64_t limit, bool v2)
 {
         char v[32];
 
-        pthread_once(&base_once, detect);
+        if (limit)
+                snprintf(v, sizeof(v), "%llu", (unsigned long long)limit);
+        else
+                snprintf(v, sizeof(v), "%s", v2 ? "max" : "-1");
+        return write_str(dir, file, v) == 0 && limit;
+}
+
+static void make_dirs(struct cgroup_run *cg, const heal_sandbox_limits *limits)
+{
         if (base.v2) {
-                if (!(cg->mem_dir = make_child(base.v2_dir)))
-                        return -errno;
-                cg->pids_dir = cg->mem_dir;
+                if (!cg->mem_dir && (cg->mem_dir = make_child(base.v2_dir)))
+                        cg->pids_dir = cg->mem_dir;
                 cg->mode = HEAL_ENFORCE_CGROUP_V2;
-                snprintf(v, sizeof(v), "%llu", (unsigned long long)limits->mem_max_bytes);
-                cg->mem = limits->mem_max_bytes && write_str(cg->mem_dir, "memory.max", v) == 0;
-                if (cg->mem)
-                        (void)write_str(cg->mem_dir, "memory.swap.max", "0");
-                snprintf(v, sizeof(v), "%llu", (unsigned long long)limits->pids_max);
-                cg->pids = limits->pids_max && write_str(cg->pids_dir, "pids.max", v) == 0;
-                return 0;
+                return;
         }
-        if (base.v1_mem[0] && limits->mem_max_bytes && (cg->mem_dir = make_child(base.v1_mem))) {
-                snprintf(v, sizeof(v), "%llu", (unsigned long long)limits->mem_max_bytes);
-                cg->mem = write_str(cg->mem_dir, "memory.limit_in_bytes", v) == 0;
-                if (cg->mem) /* no swapping around the limit, where swap is accounted */
-                        (void)write_str(cg->mem_dir, "memory.memsw.limit_in_bytes", v);
-        }
-        if (base.v1_pids[0] && limits->pids_max && (cg->pids_dir = make_child(base.v1_pids))) {
-                snprintf(v, sizeof(v), "%llu", (unsigned long long)limits->pids_max);
-                cg->pids = write_str(cg->pids_dir, "pids.max", v) == 0;
-        }
-        if (cg->mem || cg->pids)
+        if (base.v1_mem[0] && limits->mem_max_bytes && !cg->mem_dir)
+                cg->mem_dir = make_child(base.v1_mem);
+        if (base.v1_pids[0] && limits->pids_max && !cg->pids_dir)
+                cg->pids_dir = make_child(base.v1_pids);
+        if (cg->mem_dir || cg->pids_dir)
                 cg->mode = HEAL_ENFORCE_CGROUP_V1;
+}
+
+int cgroup_prepare(struct cgroup_run *cg, const heal_sandbox_limits *limits)
+{
+        bool v2;
+
+        pthread_once(&base_once, detect);
+        make_dirs(cg, limits);
+        v2 = cg->mode == HEAL_ENFORCE_CGROUP_V2;
+        if (cg->mem_dir && (cg->mem_limit != limits->mem_max_bytes || !cg->mem)) {
+                cg->mem = write_limit(cg->mem_dir, v2 ? "memory.max" : "memory.limit_in_bytes",
+                                      limits->mem_max_bytes, v2);
+                /* no swapping around the limit, where swap is accounted */
+                if (v2)
+                        (void)write_str(cg->mem_dir, "memory.swap.max", "0");
+                else if (cg->mem)
+                        (void)write_limit(cg->mem_dir, "memory.memsw.limit_in_bytes",
+                                          limits->mem_max_bytes, false);
+                cg->mem_limit = limits->mem_max_bytes;
+        }
+        if (cg->pids_dir && (cg->pids_limit != limits->pids_max || !cg->pids)) {
+                cg->pids = write_limit(cg->pids_dir, "pids.max", limits->pids_max, v2);
+                cg->pids_limit = limits->pids_max;
+        }
         return 0;
+}
+
+static uint64_t read_key(const char *dir, const char *file, const char *key);
+
+/* Before each run: take the event counters as the baseline and reset the peak. */
+void cgroup_begin(struct cgroup_run *cg)
+{
+        bool v2 = cg->mode == HEAL_ENFORCE_CGROUP_V2;
+        char path[PATH_MAX];
+
+        if (cg->mem) {
+                cg->oom_base = read_key(cg->mem_dir, v2 ? "memory.events" : "memory.oom_control",
+                                        "oom_kill");
+                if (!v2) {
+                        (void)write_str(cg->mem_dir, "memory.max_usage_in_bytes", "0");
+                } else {
+                        /* Linux >= 6.12: a write resets the peak seen through this fd. */
+                        if (cg->peak_fd < 0 &&
+                            str_printf(path, sizeof(path), "%s/memory.peak", cg->mem_dir) == 0)
+                                cg->peak_fd = open(path, O_RDWR | O_CLOEXEC);
+                        if (cg->peak_fd >= 0 && write(cg->peak_fd, "reset\n", 6) < 0)
+                                cg->peak_fd = safe_close(cg->peak_fd);
+                }
+        }
+        if (cg->pids)
+                cg->pids_base = read_key(cg->pids_dir, "pids.events", "max");
 }
 
 int cgroup_attach(const struct cgroup_run *cg, pid_t pid)
@@ -266,14 +312,22 @@ void cgroup_collect(const struct cgroup_run *cg, uint64_t *ret_peak, bool *ret_o
                     bool *ret_pids_hit)
 {
         bool v2 = cg->mode == HEAL_ENFORCE_CGROUP_V2;
+        char buf[64];
+        ssize_t n;
 
         if (cg->mem) {
-                *ret_peak = read_u64(cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes");
+                if (!v2) {
+                        *ret_peak = read_u64(cg->mem_dir, "memory.max_usage_in_bytes");
+                } else if (cg->peak_fd >= 0 &&
+                           (n = pread(cg->peak_fd, buf, sizeof(buf) - 1, 0)) > 0) {
+                        buf[n] = '\0';
+                        *ret_peak = strtoull(buf, NULL, 10);
+                }
                 *ret_oom = read_key(cg->mem_dir, v2 ? "memory.events" : "memory.oom_control",
-                                    "oom_kill") > 0;
+                                    "oom_kill") > cg->oom_base;
         }
         if (cg->pids)
-                *ret_pids_hit = read_key(cg->pids_dir, "pids.events", "max") > 0;
+                *ret_pids_hit = read_key(cg->pids_dir, "pids.events", "max") > cg->pids_base;
 }
 
 static void remove_dir(const char *dir)
@@ -285,6 +339,7 @@ static void remove_dir(const char *dir)
 
 void cgroup_release(struct cgroup_run *cg)
 {
+        safe_close(cg->peak_fd);
         if (cg->pids_dir && cg->pids_dir != cg->mem_dir) {
                 remove_dir(cg->pids_dir);
                 free(cg->pids_dir);
@@ -294,4 +349,5 @@ void cgroup_release(struct cgroup_run *cg)
                 free(cg->mem_dir);
         }
         memset(cg, 0, sizeof(*cg));
+        cg->peak_fd = -1;
 }

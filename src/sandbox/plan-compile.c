@@ -97,18 +97,20 @@ static unsigned long attr_to_ms(uint64_t attr, bool skip_ro)
 static char *tmpfs_sizing(struct plan_compiled *pc, const char *size, const char *inodes,
                           const heal_sandbox_limits *lim)
 {
-        char sz[32] = "", in[32] = "";
+        char sz[32], in[32];
 
-        if (size)
-                snprintf(sz, sizeof(sz), "size=%s", size);
-        else if (lim->tmpfs_max_bytes)
-                snprintf(sz, sizeof(sz), "size=%llu", (unsigned long long)lim->tmpfs_max_bytes);
-        if (inodes)
-                snprintf(in, sizeof(in), "nr_inodes=%s", inodes);
-        else if (lim->tmpfs_max_inodes)
-                snprintf(in, sizeof(in), "nr_inodes=%llu",
-                         (unsigned long long)lim->tmpfs_max_inodes);
-        return pool_printf(pc, "%s%s%s", sz, *sz && *in ? "," : "", in);
+        /* Entry values were normalised to at most 20 digits (or "N%") when added. */
+        snprintf(sz, sizeof(sz), "%llu", (unsigned long long)lim->tmpfs_max_bytes);
+        snprintf(in, sizeof(in), "%llu", (unsigned long long)lim->tmpfs_max_inodes);
+        if (!size && !lim->tmpfs_max_bytes)
+                size = NULL;
+        else if (!size)
+                size = sz;
+        if (!inodes && lim->tmpfs_max_inodes)
+                inodes = in;
+        return pool_printf(pc, "%s%s%s%s%s", size ? "size=" : "", size ? size : "",
+                           size && inodes ? "," : "", inodes ? "nr_inodes=" : "",
+                           inodes ? inodes : "");
 }
 
 /* The index of the entry mounting exactly @target before @before, or -1. */

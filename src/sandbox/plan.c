@@ -15,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "core/parse.h"
 #include "core/util.h"
 #include "sandbox-internal.h"
 
@@ -153,30 +154,6 @@ static const char *opt_value(const char *opt, const char *key)
         return NULL;
 }
 
-static bool valid_size(const char *v)
-{
-        char *end;
-
-        if (!*v || *v == '-')
-                return false;
-        errno = 0;
-        (void)strtoull(v, &end, 10);
-        if (errno || end == v)
-                return false;
-        return end[0] == '\0' || (strchr("kKmMgG%", end[0]) && end[1] == '\0');
-}
-
-static bool valid_number(const char *v, int base)
-{
-        char *end;
-
-        if (!*v || *v == '-')
-                return false;
-        errno = 0;
-        (void)strtoull(v, &end, base);
-        return !errno && end != v && *end == '\0';
-}
-
 static int set_str(char **field, const char *v)
 {
         char *s = strdup(v);
@@ -186,6 +163,50 @@ static int set_str(char **field, const char *v)
         free(*field);
         *field = s;
         return 0;
+}
+
+/* Only digits (octal ones when @octal), at most 20 of them: no sign, no blanks, no base prefix. */
+static bool valid_number(const char *v, bool octal)
+{
+        size_t n = strspn(v, octal ? "01234567" : "0123456789");
+
+        return n > 0 && n <= 20 && v[n] == '\0';
+}
+
+/*
+ * A tmpfs amount (size=, nr_inodes=): "N%" is kept as given; anything else is parsed here (K, M,
+ * G, T suffixes) and stored as a plain decimal count, so the kernel reads exactly the number the
+ * user meant (it would take "064m" for octal) and nothing can be cut short later.
+ */
+static int set_amount(char **field, const char *v)
+{
+        size_t n = strlen(v);
+        char buf[32];
+        uint64_t x;
+
+        if (n > 1 && n <= 4 && v[n - 1] == '%' && strspn(v, "0123456789") == n - 1)
+                return set_str(field, v);
+        if (parse_size(v, &x) < 0)
+                return -EINVAL;
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long)x);
+        return set_str(field, buf);
+}
+
+/* Every ':'-separated layer of lowerdir= must be an absolute sandbox path. */
+static bool valid_lowerdir(const char *v)
+{
+        const char *p = v;
+
+        if (!*v)
+                return false;
+        for (;;) {
+                if (*p != '/')
+                        return false;
+                p = strchr(p, ':');
+                if (!p)
+                        return true;
+                p++;
+        }
 }
 
 static int append_opt(char **field, const char *opt)
@@ -209,16 +230,18 @@ static int parse_type_opt(struct mount_entry *e, const char *opt)
 
         if (e->kind == HEAL_MOUNT_TMPFS) {
                 if ((v = opt_value(opt, "size")))
-                        return valid_size(v) ? set_str(&e->size, v) : -EINVAL;
+                        return set_amount(&e->size, v);
                 if ((v = opt_value(opt, "nr_inodes")))
-                        return valid_size(v) ? set_str(&e->nr_inodes, v) : -EINVAL;
+                        return set_amount(&e->nr_inodes, v);
                 if ((v = opt_value(opt, "mode")))
-                        return valid_number(v, 8) ? append_opt(&e->tmpfs_opts, opt) : -EINVAL;
+                        return valid_number(v, true) && strlen(v) <= 4
+                                       ? append_opt(&e->tmpfs_opts, opt)
+                                       : -EINVAL;
                 if ((v = opt_value(opt, "uid")) || (v = opt_value(opt, "gid")))
-                        return valid_number(v, 10) ? append_opt(&e->tmpfs_opts, opt) : -EINVAL;
+                        return valid_number(v, false) ? append_opt(&e->tmpfs_opts, opt) : -EINVAL;
         } else if (e->kind == HEAL_MOUNT_OVERLAY) {
                 if ((v = opt_value(opt, "lowerdir")))
-                        return *v ? set_str(&e->lowerdir, v) : -EINVAL;
+                        return valid_lowerdir(v) ? set_str(&e->lowerdir, v) : -EINVAL;
                 if ((v = opt_value(opt, "upperdir")))
                         return *v == '/' ? set_str(&e->upperdir, v) : -EINVAL;
                 if ((v = opt_value(opt, "workdir")))

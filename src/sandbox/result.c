@@ -30,8 +30,8 @@ static void fill_usage(struct run *run)
         res->cpu_ms = (uint64_t)run->ru.ru_utime.tv_sec * 1000 + run->ru.ru_utime.tv_usec / 1000 +
                       (uint64_t)run->ru.ru_stime.tv_sec * 1000 + run->ru.ru_stime.tv_usec / 1000;
         res->mem_peak_bytes = (uint64_t)run->ru.ru_maxrss * 1024;
-        res->enforcement = run->cg.mode;
-        cgroup_collect(&run->cg, &peak, &oom, &pids_hit);
+        res->enforcement = run->cg->mode;
+        cgroup_collect(run->cg, &peak, &oom, &pids_hit);
         if (peak)
                 res->mem_peak_bytes = peak;
         if (oom)
@@ -125,7 +125,7 @@ int finish(struct run *run, heal_error *err)
                 snprintf(res->message, sizeof(res->message),
                          "cannot move the sandbox into its cgroup ('%s'); memory and process "
                          "limits would not hold",
-                         run->cg.mem_dir ? run->cg.mem_dir : "?");
+                         run->cg->mem_dir ? run->cg->mem_dir : "?");
                 return 0;
         } else if (run->have_error) {
                 res->status = HEAL_STATUS_SETUP_ERROR;

@@ -18,7 +18,7 @@ struct run {
         size_t n_view;
         struct plan_compiled pc;
         struct child_plan plan;
-        struct cgroup_run cg;
+        struct cgroup_run *cg; /* the sandbox's; borrowed */
         char *cwd;
         char **envp; /* weak mode: the environment plus TMPDIR */
         char *tmpdir_env;

@@ -77,9 +77,9 @@ static void plan_rlimits(struct run *run)
 
                 add_rlimit(p, RLIMIT_CPU, s, s + 1);
         }
-        if (l->mem_max_bytes && !run->cg.mem)
+        if (l->mem_max_bytes && !run->cg->mem)
                 add_rlimit(p, RLIMIT_DATA, l->mem_max_bytes, l->mem_max_bytes);
-        if (l->pids_max && !run->cg.pids)
+        if (l->pids_max && !run->cg->pids)
                 add_rlimit(p, RLIMIT_NPROC, l->pids_max, l->pids_max);
         if (l->fsize_max_bytes)
                 add_rlimit(p, RLIMIT_FSIZE, l->fsize_max_bytes, l->fsize_max_bytes);
@@ -194,10 +194,10 @@ static int prepare(struct run *run, heal_error *err)
         }
         if ((sb->flags & HEAL_SANDBOX_ISOLATION_NONE) && (r = prepare_none_env(run, err)) < 0)
                 return r;
-        if (sb->limits.mem_max_bytes || sb->limits.pids_max)
-                cgroup_prepare(&run->cg, &sb->limits);
+        if (sb->limits.mem_max_bytes || sb->limits.pids_max || sb->cg.mem_dir || sb->cg.pids_dir)
+                cgroup_prepare(run->cg, &sb->limits);
         /* RLIMIT_NPROC does not bind host root; without a cgroup the limit would be a lie. */
-        if (sb->limits.pids_max && !run->cg.pids && geteuid() == 0)
+        if (sb->limits.pids_max && !run->cg->pids && geteuid() == 0)
                 return heal_error_set(err, -EPERM,
                                       "cannot enforce the process limit (%llu): heal runs as root "
                                       "and no cgroup is writable, and RLIMIT_NPROC does not bind "
@@ -217,9 +217,9 @@ static int prepare(struct run *run, heal_error *err)
                 .stdin_fd = sb->stdin_fd >= 0 ? sb->stdin_fd : run->null_fd,
                 .stdout_fd = run->out_w,
                 .stderr_fd = run->err_w,
-                .wait_go = run->cg.mem || run->cg.pids,
-                .new_cgroupns =
-                        (run->cg.mem || run->cg.pids) && !(sb->flags & HEAL_SANDBOX_ISOLATION_NONE),
+                .wait_go = run->cg->mem || run->cg->pids,
+                .new_cgroupns = (run->cg->mem || run->cg->pids) &&
+                                !(sb->flags & HEAL_SANDBOX_ISOLATION_NONE),
                 .cap_last_cap = cap_last_cap(),
                 .seccomp = (sb->flags & HEAL_SANDBOX_ISOLATION_NONE) ? NULL : sb->filter,
                 .clock = sb->clock,
@@ -265,7 +265,8 @@ static int start(struct run *run, heal_error *err)
         if (run->plan.wait_go) {
                 char go = CTL_GO;
 
-                if (cgroup_attach(&run->cg, run->pid) < 0) {
+                cgroup_begin(run->cg);
+                if (cgroup_attach(run->cg, run->pid) < 0) {
                         /* Without the cgroup the limits would silently not hold: stop here. */
                         syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
                         run->attach_failed = true;
@@ -290,7 +291,6 @@ static void run_release(struct run *run)
         safe_close(run->rep_r), safe_close(run->rep_w);
         safe_close(run->ctl_r), safe_close(run->ctl_w);
         safe_close(run->null_fd), safe_close(run->pidfd);
-        cgroup_release(&run->cg);
         plan_compiled_release(&run->pc);
         plan_entries_free(run->view, run->n_view);
         heal_buf_release(&run->out);
@@ -310,6 +310,7 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
                 .sb = sb,
                 .argv = argv,
                 .res = &res,
+                .cg = sb ? &sb->cg : NULL,
                 .out_r = -1,
                 .out_w = -1,
                 .err_r = -1,

@@ -141,6 +141,18 @@ struct child_plan {
 #define CTL_QUIT 'Q' /* send SIGQUIT to every process in the namespace */
 #define CTL_KILL 'K' /* kill the command's process group, then everything, and exit */
 
+/* A sandbox's cgroup: made on its first run that needs one, reused by every later run (cgroupfs
+ * mkdir and rmdir cost milliseconds), removed by heal_sandbox_free(). */
+struct cgroup_run {
+        heal_sandbox_enforcement mode;
+        char *mem_dir;                  /* v1 memory dir, or the v2 dir */
+        char *pids_dir;                 /* v1 pids dir, or the v2 dir */
+        bool mem;                       /* memory limited through the cgroup */
+        bool pids;                      /* pids limited through the cgroup */
+        uint64_t mem_limit, pids_limit; /* as written */
+        uint64_t oom_base, pids_base;   /* event counters before the run */
+        int peak_fd;                    /* v2 memory.peak, reset per run; -1 */
+};
 struct heal_sandbox {
         struct mount_entry *entries;
         size_t n_entries;
@@ -162,6 +174,7 @@ struct heal_sandbox {
         int cancel_fd; /* eventfd, written by heal_sandbox_cancel() */
         volatile sig_atomic_t canceled;
         struct child_clock *clock;
+        struct cgroup_run cg;
 };
 
 struct seccomp_rule {
@@ -198,14 +211,8 @@ void seccomp_free(struct sock_fprog *prog);
 int seccomp_syscall_resolve(const char *name);
 
 /* cgroup.c */
-struct cgroup_run {
-        heal_sandbox_enforcement mode;
-        char *mem_dir;  /* v1 memory dir, or the v2 dir */
-        char *pids_dir; /* v1 pids dir, or the v2 dir */
-        bool mem;       /* memory limited through the cgroup */
-        bool pids;      /* pids limited through the cgroup */
-};
 int cgroup_prepare(struct cgroup_run *cg, const heal_sandbox_limits *limits);
+void cgroup_begin(struct cgroup_run *cg);
 int cgroup_attach(const struct cgroup_run *cg, pid_t pid);
 void cgroup_collect(const struct cgroup_run *cg, uint64_t *ret_peak, bool *ret_oom,
                     bool *ret_pids_hit);

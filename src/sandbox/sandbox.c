@@ -22,6 +22,7 @@ int heal_sandbox_new(heal_sandbox **ret, heal_error *err)
                 return heal_error_set(err, -ENOMEM, "out of memory");
         sb->limits = (heal_sandbox_limits)HEAL_SANDBOX_LIMITS_INIT;
         sb->stdin_fd = -1;
+        sb->cg.peak_fd = -1;
         sb->capture = true;
         sb->env = calloc(1, sizeof(char *));
         sb->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -53,6 +54,7 @@ heal_sandbox *heal_sandbox_free(heal_sandbox *sb)
         free(sb->cwd);
         free(sb->rules);
         seccomp_free(sb->filter);
+        cgroup_release(&sb->cg);
         safe_close(sb->cancel_fd);
         if (sb->clock)
                 munmap(sb->clock, sizeof(*sb->clock));

@@ -103,6 +103,18 @@ Test(plan, bad_option_values)
         expect_error(add("tmpfs", NULL, "/t", OPTS("mode=999")), -EINVAL, "bad value");
         expect_error(add("tmpfs", NULL, "/t", OPTS("uid=-1")), -EINVAL, "bad value");
         expect_error(add("overlay", "/etc", "/o", OPTS("upperdir=relative")), -EINVAL, "bad value");
+        /* strtoull would take these; the kernel would not (or would read them differently). */
+        expect_error(add("tmpfs", NULL, "/t", OPTS("size=+64m")), -EINVAL, "bad value");
+        expect_error(add("tmpfs", NULL, "/t", OPTS("nr_inodes=\t5")), -EINVAL, "bad value");
+        expect_error(add("tmpfs", NULL, "/t", OPTS("uid=+0")), -EINVAL, "bad value");
+        expect_error(add("tmpfs", NULL, "/t", OPTS("mode=\v755")), -EINVAL, "bad value");
+        expect_error(add("tmpfs", NULL, "/t", OPTS("size=99999999999999999999999")), -EINVAL,
+                     "bad value");
+        expect_error(add("overlay", "/etc", "/o", OPTS("lowerdir=/a:usr")), -EINVAL, "bad value");
+        /* Long but valid amounts are kept exactly (fuzz/corpus/mount_plan/regress-long-*). */
+        cr_assert_eq(add("tmpfs", NULL, "/t",
+                         OPTS("size=000000000000000000000000000064m", "nr_inodes=50%")),
+                     0, "%s", err.msg);
 }
 
 Test(plan, sources)
