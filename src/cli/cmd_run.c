@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -35,7 +36,8 @@ static const char run_usage[] =
         "                         writes vanish after the run\n"
         "\n"
         "environment and isolation:\n"
-        "  --chdir DIR            working directory inside the sandbox (default: the current one)\n"
+        "  --chdir DIR            working directory (default: the current one); with the default\n"
+        "                         view it is the host directory shared read-write\n"
         "  --setenv VAR VALUE     set VAR; --unsetenv VAR removes it\n"
         "  --stdin                pass heal's stdin to CMD (default: /dev/null)\n"
         "  --share-net            use the host's network (default: loopback only)\n"
@@ -53,7 +55,8 @@ static const char run_usage[] =
         "  --pids N               processes and threads (default 2048)\n"
         "  --file-size SIZE       largest file CMD may write\n"
         "  --nofile N             open files per process (default 4096)\n"
-        "  --output-limit SIZE    stdout + stderr before CMD is stopped (default 16M)\n"
+        "  --output-limit SIZE    stdout + stderr before CMD is stopped (default: none when\n"
+        "                         streaming, 16M with --json)\n"
         "  --tmp-size SIZE        size of /tmp, /dev/shm and overlay layers (default 512M)\n"
         "\n"
         "output:\n"
@@ -93,10 +96,11 @@ struct run_opts {
 };
 
 static heal_sandbox *running;
+static volatile sig_atomic_t got_signal;
 
 static void on_signal(int sig)
 {
-        (void)sig;
+        got_signal = sig;
         heal_sandbox_cancel(running);
 }
 
@@ -142,8 +146,12 @@ static int add_mount(struct run_opts *o, const char *type, const char *src, cons
 static int set_limit(uint64_t *field, const char *v, int (*parse)(const char *, uint64_t *),
                      const char *opt)
 {
+        const char *form = parse == parse_duration_ms ? "a time like 500ms, 5s, 2m"
+                           : parse == parse_size      ? "a size like 512K, 64M, 1G"
+                                                      : "a whole number";
+
         if (parse(v, field) < 0)
-                return usage_error("bad value for %s", opt);
+                return usage_error("%s '%s': expected %s", opt, v, form);
         return 0;
 }
 
@@ -367,6 +375,9 @@ static void report_human(const heal_sandbox_result *res)
                 return;
         if (res->status == HEAL_STATUS_SETUP_ERROR)
                 log_error("%s", res->message);
+        else if (res->status == HEAL_STATUS_CANCELED)
+                log_error("interrupted by %s: the run was stopped and cleaned up",
+                          got_signal ? sigabbrev_np(got_signal) : "a signal");
         else
                 log_error("%s: %s", st, res->message);
         for (size_t i = 0; i < res->n_procs; i++) {
@@ -403,6 +414,29 @@ static int exit_code(const heal_sandbox_result *res)
         }
 }
 
+/* With --json, failures before any result still print a document (status setup_error). */
+static void fail_json(const struct run_opts *o, const char *msg)
+{
+        if (o->json)
+                json_print(json_pack("{s:s,s:i,s:i,s:[],s:s}", "status", "setup_error",
+                                     "exit_code", EXIT_SETUP, "signal", 0, "limits_hit", "message",
+                                     msg));
+}
+
+/* The working directory must exist on the host before the default view can share it. */
+static int check_cwd(const struct run_opts *o, heal_error *err)
+{
+        struct stat st;
+
+        if (!o->chdir || o->n_mounts || (o->flags & HEAL_SANDBOX_ISOLATION_NONE))
+                return 0;
+        if (stat(o->chdir, &st) < 0)
+                return heal_error_set(err, -errno, "--chdir '%s': %s", o->chdir, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+                return heal_error_set(err, -ENOTDIR, "--chdir '%s': not a directory", o->chdir);
+        return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
         struct run_opts *o = calloc(1, sizeof(*o));
@@ -417,13 +451,20 @@ int cmd_run(int argc, char **argv)
                 return EXIT_SETUP;
         }
         o->limits = (heal_sandbox_limits)HEAL_SANDBOX_LIMITS_INIT;
+        o->limits.out_max_bytes = UINT64_MAX; /* "not given" until parsed */
         if (parse_args(o, argc, argv) < 0)
                 goto out;
-        r = heal_sandbox_new(&sb, &err);
+        /* Streamed output costs heal no memory: no cap unless asked; --json keeps 16 MiB. */
+        if (o->limits.out_max_bytes == UINT64_MAX)
+                o->limits.out_max_bytes = o->json ? HEAL_DEFAULT_OUT_MAX_BYTES : 0;
+        r = check_cwd(o, &err);
+        if (r >= 0)
+                r = heal_sandbox_new(&sb, &err);
         if (r >= 0)
                 r = build_sandbox(sb, o, &err);
         if (r < 0) {
                 log_error("%s", err.msg);
+                fail_json(o, err.msg);
                 goto out;
         }
         running = sb;
@@ -434,6 +475,7 @@ int cmd_run(int argc, char **argv)
         r = heal_sandbox_run(sb, (const char *const *)o->argv, &res, &err);
         if (r < 0) {
                 log_error("%s", err.msg);
+                fail_json(o, err.msg);
                 goto out;
         }
         if (o->json)

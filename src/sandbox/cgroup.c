@@ -159,8 +159,9 @@ static void detect(void)
         detect_v2();
         if (base.v2)
                 return;
-        detect_v1(base.v1_mem, sizeof(base.v1_mem), "memory", "memory.limit_in_bytes");
-        detect_v1(base.v1_pids, sizeof(base.v1_pids), "pids", "pids.max");
+        /* cgroup.procs, not the limit files: a hierarchy's root cgroup has no pids.max. */
+        detect_v1(base.v1_mem, sizeof(base.v1_mem), "memory", "cgroup.procs");
+        detect_v1(base.v1_pids, sizeof(base.v1_pids), "pids", "cgroup.procs");
 }
 
 heal_sandbox_enforcement cgroup_probe(bool *ret_mem, bool *ret_pids, char *where, size_t len)

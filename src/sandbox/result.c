@@ -119,6 +119,10 @@ int finish(struct run *run, heal_error *err)
                 verdict_from_wstatus(run);
         if (run->stop_reason != HEAL_STATUS_OK) {
                 res->status = run->stop_reason;
+                if (!run->have_exit) { /* heal killed it before it could exit on its own */
+                        res->signal = SIGKILL;
+                        res->exit_code = 128 + SIGKILL;
+                }
         } else if (run->attach_failed) {
                 res->status = HEAL_STATUS_SETUP_ERROR;
                 res->exit_code = 125;
