@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,27 @@ struct gctx {
         char note[HEAL_ERROR_MSG_MAX + 128];
         struct gcase c[N_G];
 };
+
+/* Set by SIGINT/SIGTERM: the run in progress is canceled and the temporary tree removed. */
+static volatile sig_atomic_t interrupted;
+static heal_sandbox *running_sb;
+
+static void on_signal(int sig)
+{
+        (void)sig;
+        interrupted = 1;
+        if (running_sb)
+                heal_sandbox_cancel(running_sb);
+}
+
+static void catch_signals(void)
+{
+        struct sigaction sa = { .sa_handler = on_signal };
+
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+}
 
 static const char main_go[] = "package main\n\nimport \"fmt\"\n\nfunc main() {\n"
                               "\tfmt.Println(\"hello\")\n}\n";
@@ -204,6 +226,8 @@ static int setup_heal(struct gctx *g)
 
         r = heal_sandbox_new(&g->sb, &err);
         if (r >= 0)
+                running_sb = g->sb;
+        if (r >= 0)
                 r = heal_sandbox_set_cwd(g->sb, g->mod, &err);
         for (size_t i = 0; r >= 0 && g->envp[i]; i++) {
                 char name[32];
@@ -237,7 +261,10 @@ static int run_heal(struct gctx *g, uint64_t *ret_ns)
                 fprintf(stderr, "bench-gobuild: heal: %s\n", err.msg);
                 return r;
         }
-        if (res.status != HEAL_STATUS_OK) {
+        if (res.status == HEAL_STATUS_CANCELED) {
+                fprintf(stderr, "bench-gobuild: interrupted\n");
+                r = -ECANCELED;
+        } else if (res.status != HEAL_STATUS_OK) {
                 fprintf(stderr, "bench-gobuild: heal: %s %s\n%s",
                         heal_sandbox_status_to_string(res.status), res.message, res.err);
                 r = -EIO;
@@ -271,6 +298,8 @@ static int run_round(struct gctx *g, unsigned round, bool keep)
                 uint64_t ns;
                 int r;
 
+                if (interrupted)
+                        return -ECANCELED;
                 if (!g->c[i].on)
                         continue;
                 if ((r = run_one(g, i, &ns)) < 0)
@@ -397,6 +426,7 @@ static void gctx_release(struct gctx *g)
                 free(g->c[i].ms);
                 free(g->c[i].diff);
         }
+        running_sb = NULL;
         heal_sandbox_free(g->sb);
         if (g->root[0])
                 nftw(g->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -409,6 +439,7 @@ int main(int argc, char **argv)
 
         if (parse_args(&g, argc, argv) < 0)
                 return 2;
+        catch_signals();
         r = make_module(&g);
         if (r < 0) {
                 fprintf(stderr, "bench-gobuild: cannot create the module: %s\n", strerror(-r));

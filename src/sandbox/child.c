@@ -491,18 +491,57 @@ static _Noreturn void command_main(void)
         exec_command();
 }
 
+static void report(const struct report *r)
+{
+        ssize_t _unused = write(P->report_fd, r, sizeof(*r));
+
+        (void)_unused;
+}
+
 /*
- * Reap everything; report the command's status when it goes, then leave (the kernel kills the
- * rest of the namespace when its init exits). After CTL_QUIT, stay until every process is gone
- * or CTL_KILL comes: a shell that dies on SIGQUIT must not cut short its children's stack dumps.
+ * The command is gone: kill whatever is left, reap it all, report the usage of everything and
+ * leave. The parent can return as soon as this report and end-of-file on the output arrive,
+ * without waiting for the kernel to tear the namespaces down after our exit. Without a PID
+ * namespace a process that left the command's group (setsid) is not ours to wait for: reaping
+ * stops after 100 ms.
  */
+static _Noreturn void finish_run(int sfd)
+{
+        struct report r = { .kind = REPORT_DONE };
+        bool weak = P->flags & HEAL_SANDBOX_ISOLATION_NONE;
+        struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+        struct signalfd_siginfo si;
+
+        kill_all(SIGKILL);
+        for (;;) {
+                pid_t pid = waitpid(-1, NULL, weak ? WNOHANG : 0);
+
+                if (pid > 0 || (pid < 0 && errno == EINTR))
+                        continue;
+                if (pid < 0 || poll(&pfd, 1, 100) <= 0)
+                        break; /* ECHILD: nothing left; or weak mode and nothing more came */
+                while (read(sfd, &si, sizeof(si)) > 0)
+                        ;
+        }
+        getrusage(RUSAGE_CHILDREN, &r.ru);
+        report(&r);
+        _exit(0);
+}
+
+/*
+ * Reap everything; when the command goes, report its status and finish. After CTL_QUIT, give
+ * the other processes up to LEFTOVER_MS after the command went (and never past CTL_KILL): a shell
+ * that dies on SIGQUIT must not cut short its children's stack dumps, and background jobs that
+ * ignore SIGQUIT must not hold the run for the whole grace period.
+ */
+#define LEFTOVER_MS 300
+
 static _Noreturn void init_loop(pid_t cmd, int sfd)
 {
-        bool weak = P->flags & HEAL_SANDBOX_ISOLATION_NONE;
-        bool quitting = false, cmd_done = false;
-
         struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
                                  { .fd = P->ctl_fd, .events = POLLIN } };
+        bool quitting = false, cmd_done = false;
+        uint64_t done_ns = 0;
 
         for (;;) {
                 struct signalfd_siginfo si;
@@ -510,7 +549,16 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
                 pid_t pid;
                 char c;
 
-                if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+                int timeout = -1;
+
+                if (quitting && cmd_done) {
+                        uint64_t waited = (clock_ns() - done_ns) / 1000000;
+
+                        if (waited >= LEFTOVER_MS)
+                                finish_run(sfd);
+                        timeout = (int)(LEFTOVER_MS - waited);
+                }
+                if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
                         _exit(125);
                 if (pfd[1].revents) {
                         ssize_t n = read(P->ctl_fd, &c, 1);
@@ -523,30 +571,22 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
                                 quitting = true;
                                 kill_all(SIGQUIT);
                         }
-                        if (n == 1 && c == CTL_KILL) {
-                                kill_all(SIGKILL);
-                                if (!weak)
-                                        _exit(125);
-                                quitting = true; /* weak: reap the group, then leave */
-                        }
+                        if (n == 1 && c == CTL_KILL)
+                                finish_run(sfd);
                 }
-                if (pfd[0].revents && read(sfd, &si, sizeof(si)) < 0 && errno != EAGAIN)
-                        _exit(125);
+                while (read(sfd, &si, sizeof(si)) > 0)
+                        ;
                 while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
                         if (pid == cmd) {
                                 struct report r = { .kind = REPORT_EXIT, .wstatus = st };
-                                ssize_t _unused = write(P->report_fd, &r, sizeof(r));
 
-                                (void)_unused;
+                                report(&r);
                                 cmd_done = true;
-                                if (weak)
-                                        kill_all(SIGKILL);
-                                if (!quitting && !weak)
-                                        break;
+                                done_ns = clock_ns();
                         }
                 }
-                if (cmd_done && (!(quitting || weak) || (pid < 0 && errno == ECHILD)))
-                        _exit(0);
+                if (cmd_done && (!quitting || (pid < 0 && errno == ECHILD)))
+                        finish_run(sfd);
         }
 }
 
@@ -605,6 +645,9 @@ _Noreturn void child_main(const struct child_plan *plan)
                 close(sfd);
                 command_main();
         }
+        /* Only the command holds the output pipes now: their end-of-file means it is gone. */
+        close(P->stdout_fd);
+        close(P->stderr_fd);
         command_pid = cmd; /* leader of its own process group in both modes */
         init_loop(cmd, sfd);
 }

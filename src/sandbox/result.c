@@ -27,9 +27,11 @@ static void fill_usage(struct run *run)
                 res->timing.mounts_us = (c->mounts_ns - run->start_ns) / 1000;
         if (c && c->exec_ns > run->start_ns)
                 res->timing.exec_us = (c->exec_ns - run->start_ns) / 1000;
-        res->cpu_ms = (uint64_t)run->ru.ru_utime.tv_sec * 1000 + run->ru.ru_utime.tv_usec / 1000 +
-                      (uint64_t)run->ru.ru_stime.tv_sec * 1000 + run->ru.ru_stime.tv_usec / 1000;
-        res->mem_peak_bytes = (uint64_t)run->ru.ru_maxrss * 1024;
+        const struct rusage *ru = run->have_done ? &run->done_ru : &run->ru;
+
+        res->cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + ru->ru_utime.tv_usec / 1000 +
+                      (uint64_t)ru->ru_stime.tv_sec * 1000 + ru->ru_stime.tv_usec / 1000;
+        res->mem_peak_bytes = (uint64_t)ru->ru_maxrss * 1024;
         res->enforcement = run->cg->mode;
         cgroup_collect(run->cg, &peak, &oom, &pids_hit);
         if (peak)

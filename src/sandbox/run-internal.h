@@ -33,6 +33,8 @@ struct run {
         bool have_error;
         int wstatus; /* REPORT_EXIT */
         bool have_exit;
+        bool have_done;        /* REPORT_DONE: every process reaped, init about to exit */
+        struct rusage done_ru; /* ... and the usage of all of them */
         bool reaped;
         bool attach_failed;
         struct rusage ru;

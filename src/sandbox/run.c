@@ -327,6 +327,7 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
         if (!sb || !argv || !argv[0] || !*argv[0] || !ret_result)
                 return heal_error_set(err, -EINVAL, "invalid argument: empty command");
         run.start_ns = now_ns();
+        reap_pending(sb, false);
         heal_buf_init(&run.out, sb->capture ? sb->limits.out_max_bytes : 0);
         heal_buf_init(&run.errb, sb->capture ? sb->limits.out_max_bytes : 0);
         if (!sb->limits.out_max_bytes) {

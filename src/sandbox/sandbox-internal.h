@@ -53,6 +53,7 @@ struct child_op {
 enum report_kind {
         REPORT_ERROR = 1, /* setup failed; @step, @err, @entry say where */
         REPORT_EXIT,      /* the command was reaped; @wstatus */
+        REPORT_DONE,      /* every process is gone and reaped; @ru covers them all */
 };
 
 enum child_step {
@@ -93,9 +94,10 @@ enum child_step {
 struct report {
         int kind;
         int step;
-        int err;     /* positive errno */
-        int entry;   /* mount entry index, or -1 */
-        int wstatus; /* REPORT_EXIT */
+        int err;          /* positive errno */
+        int entry;        /* mount entry index, or -1 */
+        int wstatus;      /* REPORT_EXIT */
+        struct rusage ru; /* REPORT_DONE: init's RUSAGE_CHILDREN */
         char path[256];
 };
 
@@ -175,6 +177,8 @@ struct heal_sandbox {
         volatile sig_atomic_t canceled;
         struct child_clock *clock;
         struct cgroup_run cg;
+        int pending[8]; /* pidfds of inits still tearing their namespaces down */
+        size_t n_pending;
 };
 
 struct seccomp_rule {
@@ -228,6 +232,9 @@ void userns_explain_report(char *msg, size_t len, const struct report *rep,
                            const struct mount_entry *entries, size_t n_entries,
                            const struct child_op *ops);
 const char *step_name(int step);
+
+/* supervise.c */
+void reap_pending(heal_sandbox *sb, bool block);
 
 /* time helpers */
 uint64_t now_ns(void);

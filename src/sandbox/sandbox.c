@@ -44,6 +44,7 @@ heal_sandbox *heal_sandbox_free(heal_sandbox *sb)
 {
         if (!sb)
                 return NULL;
+        reap_pending(sb, true); /* before the cgroup goes: its inits must be gone */
         plan_entries_free(sb->entries, sb->n_entries);
         for (size_t i = 0; sb->env && sb->env[i]; i++)
                 free(sb->env[i]);

@@ -112,18 +112,72 @@ static void read_reports(struct run *run)
                 } else if (rep.kind == REPORT_EXIT) {
                         run->wstatus = rep.wstatus;
                         run->have_exit = true;
+                } else if (rep.kind == REPORT_DONE) {
+                        run->done_ru = rep.ru;
+                        run->have_done = true;
                 }
         }
 }
 
-static void reap(struct run *run)
+/* Reap init through @pidfd: 1 when reaped (or gone), 0 when still running (@block false). */
+static int reap_pidfd(int pidfd, bool block, struct rusage *ru)
 {
         siginfo_t si = { 0 };
 
-        if (syscall(SYS_waitid, P_PIDFD, run->pidfd, &si, WEXITED | __WALL, &run->ru) == 0)
+        if (syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED | __WALL | (block ? 0 : WNOHANG),
+                    ru) == 0)
+                return si.si_pid != 0;
+        return errno == ECHILD ? 1 : 0; /* ECHILD cannot happen with exit_signal 0: never spin */
+}
+
+static void reap(struct run *run)
+{
+        if (reap_pidfd(run->pidfd, true, &run->ru))
                 run->reaped = true;
-        else if (errno == ECHILD)
-                run->reaped = true; /* cannot happen with exit_signal 0, but never spin */
+}
+
+/*
+ * Inits whose runs are over but whose namespaces the kernel is still tearing down: reaped
+ * without blocking at the next run, or when the list is full, or by heal_sandbox_free().
+ */
+void reap_pending(heal_sandbox *sb, bool block)
+{
+        size_t kept = 0;
+
+        for (size_t i = 0; i < sb->n_pending; i++) {
+                struct rusage ru;
+
+                if (reap_pidfd(sb->pending[i], block, &ru))
+                        safe_close(sb->pending[i]);
+                else
+                        sb->pending[kept++] = sb->pending[i];
+        }
+        sb->n_pending = kept;
+}
+
+/* The run is over (everything reported, output closed): leave init's teardown to later. */
+static void park_init(struct run *run)
+{
+        heal_sandbox *sb = run->sb;
+
+        if (reap_pidfd(run->pidfd, false, &run->ru)) {
+                run->reaped = true;
+                return;
+        }
+        if (sb->n_pending == ELEMENTSOF(sb->pending))
+                reap_pending(sb, true);
+        sb->pending[sb->n_pending++] = run->pidfd;
+        run->pidfd = -1;
+}
+
+/* Done when init is reaped, or when it reported that every process is gone and reaped and the
+ * output pipes are closed (without a PID namespace an escaped process may hold them: stop). */
+static bool run_over(const struct run *run)
+{
+        if (run->reaped)
+                return true;
+        return run->have_done && ((run->sb->flags & HEAL_SANDBOX_ISOLATION_NONE) ||
+                                  (run->out_r < 0 && run->err_r < 0));
 }
 
 static void on_timeout(struct run *run, uint64_t now)
@@ -184,7 +238,7 @@ int supervise(struct run *run, heal_error *err)
         uint64_t wall_deadline = wall ? run->start_ns + wall * 1000000ULL : 0;
 
         (void)err;
-        while (!run->reaped) {
+        while (!run_over(run)) {
                 struct pollfd pfd[5];
                 int n = 0, timeout;
                 uint64_t now = now_ns();
@@ -214,8 +268,10 @@ int supervise(struct run *run, heal_error *err)
                 if (pfd[0].revents)
                         reap(run);
         }
-        /* Every writer is gone once init is reaped (the kernel killed the namespace first):
-         * what is left in the pipes is complete. */
+        if (!run->reaped)
+                park_init(run);
+        /* Every writer is gone (init reaped them all, or the kernel killed the namespace): what
+         * is left in the pipes is complete. */
         drain(run, &run->out_r, &run->out, 1, true);
         drain(run, &run->err_r, &run->errb, 2, true);
         if (run->rep_r >= 0)
