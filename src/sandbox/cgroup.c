@@ -63,88 +63,100 @@ static int write_str(const char *dir, const char *file, const char *value)
         return r;
 }
 
-/* Mount point of a cgroup v1 hierarchy holding @controller, or of cgroup2 (@controller NULL). */
-static bool find_mount(char *ret, size_t len, const char *controller)
+/* Where this process sits in each hierarchy, read once from /proc/self/{mountinfo,cgroup}. */
+struct cg_layout {
+        char v2_mnt[PATH_MAX], mem_mnt[PATH_MAX], pids_mnt[PATH_MAX];
+        char v2_own[PATH_MAX], mem_own[PATH_MAX], pids_own[PATH_MAX];
+};
+
+static bool has_word(const char *list, const char *word)
+{
+        size_t n = strlen(word);
+
+        for (const char *p = list; (p = strstr(p, word)); p += n)
+                if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+                        return true;
+        return false;
+}
+
+static void read_mounts(struct cg_layout *l)
 {
         FILE *f = fopen("/proc/self/mountinfo", "re");
         char line[4096];
-        bool found = false;
 
-        if (!f)
-                return false;
-        while (!found && fgets(line, sizeof(line), f)) {
+        while (f && fgets(line, sizeof(line), f)) {
                 char mnt[PATH_MAX], fstype[64], super[1024];
                 char *dash = strstr(line, " - ");
 
                 if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
                     sscanf(dash, " - %63s %*s %1023s", fstype, super) != 2)
                         continue;
-                if (controller
-                            ? strcmp(fstype, "cgroup") == 0 && (strstr(super, controller) != NULL)
-                            : strcmp(fstype, "cgroup2") == 0) {
-                        found = str_printf(ret, len, "%s", mnt) == 0;
-                        break;
-                }
+                if (strcmp(fstype, "cgroup2") == 0 && !l->v2_mnt[0])
+                        (void)str_printf(l->v2_mnt, sizeof(l->v2_mnt), "%s", mnt);
+                else if (strcmp(fstype, "cgroup") == 0 && has_word(super, "memory"))
+                        (void)str_printf(l->mem_mnt, sizeof(l->mem_mnt), "%s", mnt);
+                else if (strcmp(fstype, "cgroup") == 0 && has_word(super, "pids"))
+                        (void)str_printf(l->pids_mnt, sizeof(l->pids_mnt), "%s", mnt);
         }
-        fclose(f);
-        return found;
+        if (f)
+                fclose(f);
 }
 
-/* Our own cgroup path in the hierarchy with @controller ("" for v2). */
-static bool own_path(char *ret, size_t len, const char *controller)
+static void read_own(struct cg_layout *l)
 {
         FILE *f = fopen("/proc/self/cgroup", "re");
         char line[4096];
-        bool found = false;
 
-        if (!f)
-                return false;
-        while (!found && fgets(line, sizeof(line), f)) {
+        while (f && fgets(line, sizeof(line), f)) {
                 char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                const char *path;
 
                 if (!c2)
                         continue;
                 *c2 = '\0';
-                line[strcspn(line, "\n")] = '\0';
+                path = c2 + 1;
                 c2[1 + strcspn(c2 + 1, "\n")] = '\0';
-                if (*controller ? strstr(c1 + 1, controller) != NULL : c1[1] == '\0') {
-                        found = str_printf(ret, len, "%s", c2 + 1) == 0;
-                        break;
-                }
+                if (strcmp(path, "/") == 0)
+                        path = "";
+                if (c1[1] == '\0')
+                        (void)str_printf(l->v2_own, sizeof(l->v2_own), "%s", path);
+                else if (has_word(c1 + 1, "memory"))
+                        (void)str_printf(l->mem_own, sizeof(l->mem_own), "%s", path);
+                else if (has_word(c1 + 1, "pids"))
+                        (void)str_printf(l->pids_own, sizeof(l->pids_own), "%s", path);
         }
-        fclose(f);
-        return found;
+        if (f)
+                fclose(f);
 }
 
-static void detect_v1(char *ret, size_t len, const char *controller, const char *probe_file)
+/* A v1 hierarchy is usable when our cgroup there is writable (cgroup.procs, not the limit
+ * files: a hierarchy's root cgroup has no pids.max). */
+static void detect_v1(char *ret, size_t len, const char *mnt, const char *own)
 {
-        char mnt[PATH_MAX], own[PATH_MAX], dir[PATH_MAX * 2], probe[PATH_MAX * 3];
+        char dir[PATH_MAX * 2], probe[PATH_MAX * 2 + 16];
 
         ret[0] = '\0';
-        if (!find_mount(mnt, sizeof(mnt), controller) || !own_path(own, sizeof(own), controller))
+        if (!mnt[0] || str_printf(dir, sizeof(dir), "%s%s", mnt, own) < 0 ||
+            str_printf(probe, sizeof(probe), "%s/cgroup.procs", dir) < 0)
                 return;
-        if (str_printf(dir, sizeof(dir), "%s%s", mnt, strcmp(own, "/") == 0 ? "" : own) < 0 ||
-            str_printf(probe, sizeof(probe), "%s/%s", dir, probe_file) < 0)
-                return;
-        if (access(dir, W_OK) == 0 && access(probe, F_OK) == 0)
+        if (access(dir, W_OK) == 0 && access(probe, W_OK) == 0)
                 (void)str_printf(ret, len, "%s", dir);
 }
 
-static void detect_v2(void)
+static void detect_v2(const struct cg_layout *l)
 {
-        char mnt[PATH_MAX], own[PATH_MAX], ctl[256] = "";
         const char *env = getenv("HEAL_CGROUP");
+        char path[PATH_MAX + 32], ctl[256] = "";
 
         if (env && *env) {
                 if (str_printf(base.v2_dir, sizeof(base.v2_dir), "%s", env) < 0)
                         return;
-        } else if (!find_mount(mnt, sizeof(mnt), NULL) || !own_path(own, sizeof(own), "") ||
-                   str_printf(base.v2_dir, sizeof(base.v2_dir), "%s%s", mnt,
-                              strcmp(own, "/") == 0 ? "" : own) < 0) {
+        } else if (!l->v2_mnt[0] ||
+                   str_printf(base.v2_dir, sizeof(base.v2_dir), "%s%s", l->v2_mnt, l->v2_own) < 0) {
                 return;
         }
-        if (str_printf(mnt, sizeof(mnt), "%s/cgroup.controllers", base.v2_dir) < 0 ||
-            access(base.v2_dir, W_OK) < 0 || read_small(mnt, ctl, sizeof(ctl)) < 0 ||
+        if (str_printf(path, sizeof(path), "%s/cgroup.controllers", base.v2_dir) < 0 ||
+            access(base.v2_dir, W_OK) < 0 || read_small(path, ctl, sizeof(ctl)) < 0 ||
             !strstr(ctl, "memory") || !strstr(ctl, "pids"))
                 return;
         /* Children may only get controllers the parent hands down; this fails (EBUSY) when the
@@ -156,12 +168,15 @@ static void detect_v2(void)
 
 static void detect(void)
 {
-        detect_v2();
+        static struct cg_layout l; /* PATH_MAX x 6: not on the stack */
+
+        read_mounts(&l);
+        read_own(&l);
+        detect_v2(&l);
         if (base.v2)
                 return;
-        /* cgroup.procs, not the limit files: a hierarchy's root cgroup has no pids.max. */
-        detect_v1(base.v1_mem, sizeof(base.v1_mem), "memory", "cgroup.procs");
-        detect_v1(base.v1_pids, sizeof(base.v1_pids), "pids", "cgroup.procs");
+        detect_v1(base.v1_mem, sizeof(base.v1_mem), l.mem_mnt, l.mem_own);
+        detect_v1(base.v1_pids, sizeof(base.v1_pids), l.pids_mnt, l.pids_own);
 }
 
 heal_sandbox_enforcement cgroup_probe(bool *ret_mem, bool *ret_pids, char *where, size_t len)
