@@ -45,6 +45,8 @@ typedef struct heal_sandbox heal_sandbox;
  *                      discarded), workdir= (optional; made next to upperdir when absent).
  * @HEAL_MOUNT_DEV:     a minimal /dev: null, zero, full, random, urandom, tty, pts/, ptmx, shm/,
  *                      fd, stdin, stdout, stderr.
+ * @HEAL_MOUNT_SYMLINK: a symbolic link at the target whose text is the source (kept as given,
+ *                      not resolved); its parent must be a writable tmpfs of the plan.
  */
 typedef enum heal_mount_type {
         HEAL_MOUNT_BIND,
@@ -52,6 +54,7 @@ typedef enum heal_mount_type {
         HEAL_MOUNT_PROC,
         HEAL_MOUNT_OVERLAY,
         HEAL_MOUNT_DEV,
+        HEAL_MOUNT_SYMLINK,
         _HEAL_MOUNT_TYPE_MAX,
         _HEAL_MOUNT_TYPE_INVALID = -EINVAL,
 } heal_mount_type;
@@ -279,9 +282,10 @@ heal_sandbox *heal_sandbox_free(heal_sandbox *sb);
 /**
  * heal_sandbox_add_mount() - Append an entry to the mount plan.
  * @sb:      the sandbox.
- * @type:    "bind", "tmpfs", "proc", "overlay" or "dev".
+ * @type:    "bind", "tmpfs", "proc", "overlay", "dev" or "symlink".
  * @source:  bind: absolute host path (symlinks resolved now, on the host); overlay: optional
- *           host directory for the lowest layer; others: must be NULL or "". Copied.
+ *           host directory for the lowest layer; symlink: the link's text; others: must be
+ *           NULL or "". Copied.
  * @target:  absolute path inside the sandbox. Copied.
  * @options: NULL-terminated list, one option per element (no ',' or NUL inside one): ro/rw,
  *           noexec/exec, nosuid/suid, nodev/dev, noatime/atime (the last of each pair wins) and
@@ -430,7 +434,7 @@ heal_sandbox_enforcement heal_sandbox_probe_enforcement(bool *ret_mem_cgroup, bo
 const char *heal_sandbox_status_to_string(heal_sandbox_status status);
 
 /**
- * heal_mount_type_from_string() - Parse "bind", "tmpfs", "proc", "overlay", "dev".
+ * heal_mount_type_from_string() - Parse "bind", "tmpfs", "proc", "overlay", "dev", "symlink".
  * Return: the type, or _HEAL_MOUNT_TYPE_INVALID.
  */
 heal_mount_type heal_mount_type_from_string(const char *s);

@@ -29,6 +29,9 @@ static const char run_usage[] =
         "  --proc DST             fresh /proc of the sandbox\n"
         "  --dev DST              minimal /dev (null, zero, full, random, urandom, tty, pts, shm)\n"
         "  --overlay SRC DST      host SRC at DST as an overlay; writes vanish after the run\n"
+        "  --ro-bind-try, --bind-try SRC DST   the same as --ro-bind/--bind, skipped when SRC\n"
+        "                         does not exist\n"
+        "  --symlink TARGET DST   a symlink at DST pointing to TARGET\n"
         "  --mount-opt OPT        add OPT to the previous mount (ro, noexec, nr_inodes=N, ...)\n"
         "  --size SIZE            size of the next --tmpfs\n"
         "  --perms OCTAL          mode of the next --tmpfs\n"
@@ -44,6 +47,9 @@ static const char run_usage[] =
         "  --allow-userns         let CMD create nested user namespaces (default: refused)\n"
         "  --allow-ptrace         let CMD use ptrace (gdb, strace, LeakSanitizer)\n"
         "  --no-seccomp           no default seccomp filter\n"
+        "  --unshare-all, --unshare-user, --unshare-pid, --unshare-ipc, --unshare-uts,\n"
+        "  --unshare-cgroup, --unshare-net, --die-with-parent, --new-session\n"
+        "                         accepted for bwrap compatibility: heal always does these\n"
         "  --isolation=none       NO namespaces: limits, a new session, the environment allow-list\n"
         "                         and a private TMPDIR only; contains far less (docs/sandbox.md)\n"
         "\n"
@@ -174,6 +180,15 @@ static int opt_flag(struct run_opts *o, const char *name)
                         o->flags |= flags[i].flag;
                         return 1;
                 }
+        static const char *const always[] = {
+                "--unshare-all", "--unshare-user",    "--unshare-pid",
+                "--unshare-ipc", "--unshare-uts",     "--unshare-cgroup",
+                "--unshare-net", "--die-with-parent", "--new-session",
+        };
+
+        for (size_t i = 0; i < sizeof(always) / sizeof(always[0]); i++)
+                if (strcmp(name, always[i]) == 0)
+                        return 1;
         if (strcmp(name, "--stdin") == 0)
                 o->stdin_pass = true;
         else if (strcmp(name, "--json") == 0)
@@ -259,6 +274,18 @@ static int opt_two(struct run_opts *o, const char *name, const char *a, const ch
         }
         if (strcmp(name, "--bind") == 0)
                 return add_mount(o, "bind", a, b);
+        if (strcmp(name, "--ro-bind-try") == 0 || strcmp(name, "--bind-try") == 0) {
+                int r;
+
+                if (access(a, F_OK) < 0)
+                        return 0;
+                r = add_mount(o, "bind", a, b);
+                if (r == 0 && name[2] == 'r')
+                        o->mounts[o->n_mounts - 1].opts[o->mounts[o->n_mounts - 1].n_opts++] = "ro";
+                return r;
+        }
+        if (strcmp(name, "--symlink") == 0)
+                return add_mount(o, "symlink", a, b);
         if (strcmp(name, "--overlay") == 0)
                 return add_mount(o, "overlay", a, b);
         if (strcmp(name, "--setenv") == 0) {
@@ -273,7 +300,8 @@ static int opt_two(struct run_opts *o, const char *name, const char *a, const ch
 
 static int parse_args(struct run_opts *o, int argc, char **argv)
 {
-        static const char *const two[] = { "--ro-bind", "--bind", "--overlay", "--setenv" };
+        static const char *const two[] = { "--ro-bind",     "--bind",     "--overlay", "--setenv",
+                                           "--ro-bind-try", "--bind-try", "--symlink" };
         int i;
 
         for (i = 1; i < argc; i++) {
@@ -418,9 +446,8 @@ static int exit_code(const heal_sandbox_result *res)
 static void fail_json(const struct run_opts *o, const char *msg)
 {
         if (o->json)
-                json_print(json_pack("{s:s,s:i,s:i,s:[],s:s}", "status", "setup_error",
-                                     "exit_code", EXIT_SETUP, "signal", 0, "limits_hit", "message",
-                                     msg));
+                json_print(json_pack("{s:s,s:i,s:i,s:[],s:s}", "status", "setup_error", "exit_code",
+                                     EXIT_SETUP, "signal", 0, "limits_hit", "message", msg));
 }
 
 /* The working directory must exist on the host before the default view can share it. */

@@ -31,7 +31,7 @@ static const char *const kind_names[] = {
 
 const char *plan_kind_name(int kind)
 {
-        if (kind < 0 || kind > MOUNT_KIND_SYMLINK)
+        if (kind < 0 || kind >= _HEAL_MOUNT_TYPE_MAX)
                 return "?";
         return kind_names[kind];
 }
@@ -290,8 +290,14 @@ static int entry_resolve_source(struct mount_entry *e, const char *source, const
         char real[PATH_MAX];
         struct stat st;
 
-        if (e->kind == MOUNT_KIND_SYMLINK)
-                return set_str(&e->source, source);
+        if (e->kind == MOUNT_KIND_SYMLINK) {
+                if (!source || !*source)
+                        return heal_error_set(err, -EINVAL,
+                                              "%s: symlink needs a source (the link's text)", what);
+                return set_str(&e->source, source) < 0
+                               ? heal_error_set(err, -ENOMEM, "out of memory")
+                               : 0;
+        }
         if (e->kind != HEAL_MOUNT_BIND && e->kind != HEAL_MOUNT_OVERLAY) {
                 if (source && *source)
                         return heal_error_set(err, -EINVAL, "%s: type %s takes no source", what,

@@ -11,8 +11,8 @@
 
 #include "heal/sandbox.h"
 
-/* An entry kind the default view uses besides the public ones: a symlink (/bin -> usr/bin). */
-#define MOUNT_KIND_SYMLINK ((int)_HEAL_MOUNT_TYPE_MAX)
+/* The default view makes symlinks too (/bin -> usr/bin). */
+#define MOUNT_KIND_SYMLINK ((int)HEAL_MOUNT_SYMLINK)
 
 /* One entry of the mount plan, validated and normalised when it was added. */
 struct mount_entry {

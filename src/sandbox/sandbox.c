@@ -74,7 +74,7 @@ int heal_sandbox_add_mount(heal_sandbox *sb, const char *type, const char *sourc
         if (t < 0)
                 return heal_error_set(err, -EINVAL,
                                       "mount entry %zu (at '%s'): unknown type '%s' (known: bind, "
-                                      "tmpfs, proc, overlay, dev)",
+                                      "tmpfs, proc, overlay, dev, symlink)",
                                       sb->n_entries, target ? target : "", type);
         return plan_entry_add(&sb->entries, &sb->n_entries, (int)t, source, target, options, false,
                               err);

@@ -128,6 +128,15 @@ Test(plan, sources)
         expect_error(add("overlay", "/etc/hostname", "/o", NULL), -EINVAL, "not a directory");
 }
 
+Test(plan, symlink_entries)
+{
+        cr_assert_eq(add("tmpfs", NULL, "/", NULL), 0);
+        expect_error(add("symlink", NULL, "/bin", NULL), -EINVAL, "symlink needs a source");
+        cr_assert_eq(add("symlink", "usr/bin", "/bin", NULL), 0, "%s", err.msg);
+        cr_assert_eq(add("symlink", "/does/not/exist", "/x", NULL), 0, "link text is not resolved");
+        expect_error(add("symlink", "a", "/bin", NULL), -EINVAL, "duplicate target");
+}
+
 Test(plan, overlay_needs_a_lower_layer)
 {
         cr_assert_eq(add("tmpfs", NULL, "/", NULL), 0);
