@@ -175,7 +175,8 @@ Test(plan, names)
         cr_assert_str_eq(heal_sandbox_status_to_string(HEAL_STATUS_SETUP_ERROR), "setup_error");
         cr_assert_null(heal_sandbox_status_to_string(_HEAL_STATUS_MAX));
         cr_assert_eq(heal_mount_type_from_string("overlay"), HEAL_MOUNT_OVERLAY);
-        cr_assert_eq(heal_mount_type_from_string("symlink"), _HEAL_MOUNT_TYPE_INVALID);
+        cr_assert_eq(heal_mount_type_from_string("symlink"), HEAL_MOUNT_SYMLINK);
+        cr_assert_eq(heal_mount_type_from_string("nfs"), _HEAL_MOUNT_TYPE_INVALID);
         cr_assert_str_eq(heal_sandbox_limit_name(HEAL_LIMIT_PIDS), "processes");
         cr_assert_null(heal_sandbox_limit_name(3));
 }
