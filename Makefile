@@ -1,5 +1,5 @@
 # Entry points (README.md): "make demo" and "make test" do all setup on a fresh Debian 12 machine.
-SRCS := $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src include tests fuzz bench -name '*.[ch]')
+SRCS := $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/data/' || find src include tests fuzz bench -name '*.[ch]' -not -path 'tests/data/*')
 
 .PHONY: all deps build demo test bench fuzz format format-check clean
 

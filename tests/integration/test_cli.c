@@ -48,13 +48,14 @@ Test(cli, exit_status_follows_the_command)
 
 Test(cli, bwrap_style_plan)
 {
-        cr_assert_eq(heal("run --unshare-all --die-with-parent --tmpfs / --ro-bind /usr /usr "
-                          "--symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 "
-                          "--ro-bind-try /nonexistent-heal /x --bind-try /etc /etc --proc /proc "
-                          "--chdir / -- sh -c 'readlink /bin; test -e /x || echo no-x; "
-                          "test -d /etc && echo etc'",
-                          out, sizeof(out)),
-                     0);
+        cr_assert_eq(
+                heal("run --unshare-all --die-with-parent --tmpfs / --ro-bind /usr /usr "
+                     "--symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 "
+                     "--ro-bind-try /nonexistent-heal /x --bind-try /etc /etc --proc /proc "
+                     "--chdir / -- sh -c 'readlink /bin; test -e /x || echo no-x; "
+                     "test -d /etc && echo etc'",
+                     out, sizeof(out)),
+                0);
         cr_assert_str_eq(out, "usr/bin\nno-x\netc\n");
 }
 
