@@ -114,6 +114,9 @@ static void check_entry(const heal_sandbox *sb, size_t idx)
                 FUZZ_ASSERT(!e->workdir || e->upperdir);
                 FUZZ_ASSERT(!e->upperdir || e->upperdir[0] == '/');
                 break;
+        case HEAL_MOUNT_SYMLINK:
+                FUZZ_ASSERT(e->source && e->source[0]); /* the link text, kept as given */
+                break;
         default:
                 FUZZ_ASSERT(!e->source);
                 break;
