@@ -329,7 +329,8 @@ int heal_sandbox_set_flags(heal_sandbox *sb, unsigned flags, heal_error *err);
  * @sb:   the sandbox.
  * @envp: NULL-terminated "NAME=value" list (e.g. environ); borrowed.
  *
- * The allow-list is PATH, LANG, LC_*, TERM, TZ: nothing else (no API key or token) is copied.
+ * The allow-list is PATH, LANG, LANGUAGE, the LC_* categories of locale(7), TERM, TZ: nothing
+ * else (no API key or token) is copied.
  * Variables set with heal_sandbox_setenv() win whatever the order of calls.
  * Return: 0; -ENOMEM.
  */

@@ -345,6 +345,10 @@ next:
         return 0;
 }
 
+static volatile sig_atomic_t broken_pipe;
+
+/* A reader that went away (heal run -- yes | head) ends the run, as SIGPIPE would end the
+ * command in a pipeline; other write errors only lose the output. */
 static void write_all(int fd, const char *data, size_t len)
 {
         while (len > 0) {
@@ -352,8 +356,12 @@ static void write_all(int fd, const char *data, size_t len)
 
                 if (n < 0 && errno == EINTR)
                         continue;
+                if (n < 0 && errno == EPIPE && !broken_pipe) {
+                        broken_pipe = 1;
+                        heal_sandbox_cancel(running);
+                }
                 if (n <= 0)
-                        return; /* a closed stdout must not stop the run */
+                        return;
                 data += n;
                 len -= (size_t)n;
         }
@@ -403,6 +411,8 @@ static void report_human(const heal_sandbox_result *res)
                 return;
         if (res->status == HEAL_STATUS_SETUP_ERROR)
                 log_error("%s", res->message);
+        else if (res->status == HEAL_STATUS_CANCELED && broken_pipe)
+                return; /* the reader left: nothing to say, as with SIGPIPE */
         else if (res->status == HEAL_STATUS_CANCELED)
                 log_error("interrupted by %s: the run was stopped and cleaned up",
                           got_signal ? sigabbrev_np(got_signal) : "a signal");
@@ -435,7 +445,7 @@ static int exit_code(const heal_sandbox_result *res)
         case HEAL_STATUS_CPU_LIMIT:
                 return EXIT_CPU_LIMIT;
         case HEAL_STATUS_CANCELED:
-                return EXIT_CANCELED;
+                return broken_pipe ? 128 + SIGPIPE : EXIT_CANCELED;
         case HEAL_STATUS_SETUP_ERROR:
         default:
                 return res->exit_code ? res->exit_code : EXIT_SETUP;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* heal: the command-line front end of libheal. One file per subcommand. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -20,10 +22,21 @@ static const char usage[] =
         "\n"
         "docs: docs/sandbox.md, docs/exit-codes.md, docs/json.md\n";
 
+/* Started with 0, 1 or 2 closed, heal's own descriptors would take those numbers and the
+ * command's output or input would land in them: hold them with /dev/null first. */
+static void hold_stdio(void)
+{
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0 &&
+                    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+                        _exit(EXIT_USAGE);
+}
+
 int main(int argc, char **argv)
 {
         const char *cmd = argc > 1 ? argv[1] : NULL;
 
+        hold_stdio();
         if (!cmd) {
                 fputs(usage, stderr);
                 return EXIT_USAGE;

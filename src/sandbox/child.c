@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
 #include <poll.h>
@@ -119,60 +120,87 @@ static void setup_userns(void)
         }
 }
 
-/* mkdir -p for the components of @path below "/newroot" (or "/" for other paths). */
-static int mkdir_parents(const char *path)
+static int open_nofollow(int dirfd, const char *path, int flags, uint64_t resolve)
 {
-        char buf[4096];
-        size_t len = strlen(path);
-        size_t start = strncmp(path, "/newroot/", 9) == 0 ? 9 : 1;
+        struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve };
 
-        if (len >= sizeof(buf))
-                return -ENAMETOOLONG;
-        memcpy(buf, path, len + 1);
-        for (size_t i = start; i < len; i++) {
-                if (buf[i] != '/')
-                        continue;
-                buf[i] = '\0';
-                if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                buf[i] = '/';
+        return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+/*
+ * Create what is missing of @op's mountpoint, component by component below the mountpoint of
+ * the entry that covers it, without following a symlink and without leaving that mount: a
+ * symlink planted by an earlier run (build -> /oldroot/root) must not steer a mkdir onto the
+ * host. The last component is made as a directory or an empty file (not for symlinks, which
+ * apply_op() creates).
+ */
+static void create_mountpoint(const struct child_op *op, bool want_dir)
+{
+        const char *cover = P->ops[op->cover].dst;
+        size_t cl = strlen(cover);
+        char buf[4096], *comp, *next;
+        int fd;
+
+        if (strncmp(op->dst, cover, cl) != 0 || op->dst[cl] != '/' ||
+            strlen(op->dst) >= sizeof(buf))
+                fail(STEP_MOUNTPOINT, EINVAL, op->entry, op->dst);
+        memcpy(buf, op->dst + cl + 1, strlen(op->dst + cl + 1) + 1);
+        fd = open_nofollow(AT_FDCWD, cover, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+        if (fd < 0)
+                fail(STEP_MOUNTPOINT_SYMLINK, errno, op->entry, cover);
+        for (comp = buf; (next = strchr(comp, '/')); comp = next + 1) {
+                int sub;
+
+                *next = '\0';
+                if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST)
+                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+                sub = open_nofollow(fd, comp, O_PATH | O_DIRECTORY,
+                                    RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_BENEATH);
+                if (sub < 0)
+                        fail(errno == ENOENT ? STEP_MOUNTPOINT : STEP_MOUNTPOINT_SYMLINK, errno,
+                             op->entry, op->dst);
+                close(fd);
+                fd = sub;
         }
-        return 0;
+        if (op->kind != MOUNT_KIND_SYMLINK) {
+                int r = want_dir ? mkdirat(fd, comp, 0755)
+                                 : openat(fd, comp,
+                                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                          0644);
+
+                if (r < 0 && errno != EEXIST)
+                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+                if (!want_dir && r >= 0)
+                        close(r);
+        }
+        close(fd);
 }
 
 static void prepare_mountpoint(const struct child_op *op)
 {
         bool want_dir = !(op->kind == HEAL_MOUNT_BIND && op->is_file);
         struct stat st;
-        int r;
+        int fd;
 
-        if (op->kind == MOUNT_KIND_SYMLINK) {
-                if (lstat(op->dst, &st) == 0)
+        /* Existing: it must be reached without a symlink, and be of the right type. */
+        fd = open_nofollow(AT_FDCWD, op->dst, O_PATH, RESOLVE_NO_SYMLINKS);
+        if (fd >= 0) {
+                if (op->kind == MOUNT_KIND_SYMLINK)
                         fail(STEP_SYMLINK, EEXIST, op->entry, op->dst);
-        } else if (stat(op->dst, &st) == 0) {
+                if (fstat(fd, &st) < 0)
+                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+                close(fd);
                 if (want_dir != !!S_ISDIR(st.st_mode))
                         fail(STEP_MOUNTPOINT_TYPE, want_dir ? ENOTDIR : EISDIR, op->entry, op->dst);
                 return;
-        } else if (errno != ENOENT) {
-                fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
         }
+        if (errno == ELOOP)
+                fail(STEP_MOUNTPOINT_SYMLINK, errno, op->entry, op->dst);
+        if (errno != ENOENT)
+                fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
         if (!op->may_create)
                 fail(STEP_MOUNTPOINT_MISSING, ENOENT, op->entry, op->dst);
-        r = mkdir_parents(op->dst);
-        if (r < 0)
-                fail(STEP_MOUNTPOINT, -r, op->entry, op->dst);
-        if (op->kind == MOUNT_KIND_SYMLINK)
-                return;
-        if (want_dir) {
-                if (mkdir(op->dst, 0755) < 0 && errno != EEXIST)
-                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
-        } else {
-                int fd = open(op->dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-
-                if (fd < 0)
-                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
-                close(fd);
-        }
+        create_mountpoint(op, want_dir);
 }
 
 static void set_attrs(const struct child_op *op, const char *path, bool recursive)
@@ -276,6 +304,36 @@ static void mount_upper_tmpfs(const struct child_op *op)
                 fail(STEP_MOUNT, errno, op->entry, op->dst);
 }
 
+/*
+ * With heal running as root, the command is host uid 0, and much of /proc checks only the uid,
+ * not capabilities: /proc/sys/kernel/core_pattern would run a program of its choice as host root,
+ * /proc/sysrq-trigger would reboot the machine. Make those read-only and mask what leaks
+ * (the same lists as Docker's readonlyPaths and maskedPaths). Missing entries are skipped.
+ */
+static void harden_proc(const struct child_op *op)
+{
+        static const char *const ro[] = { "/sys", "/sysrq-trigger", "/irq", "/bus", "/fs" };
+        static const char *const masked[] = { "/kcore", "/keys", "/timer_list", "/sched_debug",
+                                              "/kallsyms" };
+        struct mount_attr rdonly = { .attr_set = MOUNT_ATTR_RDONLY };
+        char path[4096];
+
+        for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
+                if (!join(path, sizeof(path), op->dst, ro[i]) || access(path, F_OK) < 0)
+                        continue;
+                if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+                    syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &rdonly,
+                            sizeof(rdonly)) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, path);
+        }
+        for (size_t i = 0; i < sizeof(masked) / sizeof(masked[0]); i++) {
+                if (!join(path, sizeof(path), op->dst, masked[i]) || access(path, F_OK) < 0)
+                        continue;
+                if (mount("/oldroot/dev/null", path, NULL, MS_BIND, NULL) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, path);
+        }
+}
+
 static void apply_op(const struct child_op *op)
 {
         if (op->cover >= 0)
@@ -295,6 +353,8 @@ static void apply_op(const struct child_op *op)
         case HEAL_MOUNT_PROC:
                 if (mount("proc", op->dst, "proc", op->ms_flags, NULL) < 0)
                         fail(STEP_MOUNT, errno, op->entry, op->dst);
+                if (P->host_root)
+                        harden_proc(op);
                 break;
         case HEAL_MOUNT_DEV:
                 mount_dev(op);
@@ -469,6 +529,10 @@ static _Noreturn void command_main(void)
         sigaction(SIGXFSZ, &ign, NULL);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        /* Without namespaces nothing else kills the command when heal dies: its parent, init,
+         * dies then (PR_SET_PDEATHSIG), and so must it. */
+        if ((P->flags & HEAL_SANDBOX_ISOLATION_NONE) && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                fail(STEP_STDIO, errno, -1, NULL);
         /* A new session; without namespaces a process group of its own in init's session, so
          * init can kill the group without killing itself. */
         if ((P->flags & HEAL_SANDBOX_ISOLATION_NONE) ? setpgid(0, 0) < 0 : setsid() < 0)

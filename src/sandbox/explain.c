@@ -28,6 +28,7 @@ static const char *const step_names[_STEP_MAX] = {
         [STEP_MOUNTPOINT] = "creating a mountpoint",
         [STEP_MOUNTPOINT_MISSING] = "finding a mountpoint",
         [STEP_MOUNTPOINT_TYPE] = "checking a mountpoint",
+        [STEP_MOUNTPOINT_SYMLINK] = "resolving a mountpoint",
         [STEP_MOUNT] = "mounting",
         [STEP_SETATTR] = "setting mount flags",
         [STEP_OVERLAY_PREP] = "preparing overlay directories",
@@ -219,6 +220,13 @@ void userns_explain_report(char *msg, size_t len, const struct report *rep,
                         return;
                 }
                 break;
+        case STEP_MOUNTPOINT_SYMLINK:
+                snprintf(msg, len,
+                         "%s: the path to the mountpoint '%s' goes through a symlink or another "
+                         "mount; heal does not follow symlinks when it mounts or creates "
+                         "mountpoints (they could lead out of the sandbox): use the real path",
+                         what, sandbox_path(rep->path));
+                return;
         case STEP_MOUNTPOINT_TYPE:
                 snprintf(msg, len, "%s: '%s' is %s", what, sandbox_path(rep->path),
                          rep->err == ENOTDIR ? "a file, but a directory is needed"

@@ -237,11 +237,11 @@ static int compile_entry(struct plan_compiled *pc, struct child_op *op,
 
         op->kind = e->kind;
         op->entry = (int)idx;
+        /* The filesystem holding the mountpoint is the one mounted last over a parent path:
+         * a later mount at /a hides an earlier one at /a/b. */
         op->cover = -1;
         for (size_t j = 0; j < idx; j++)
-                if (path_under(e->target, entries[j].target) &&
-                    (op->cover < 0 ||
-                     strlen(entries[j].target) > strlen(entries[op->cover].target)))
+                if (path_under(e->target, entries[j].target))
                         op->cover = (int)j;
         if (op->cover >= 0) {
                 const struct mount_entry *c = &entries[op->cover];
@@ -357,6 +357,8 @@ int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, 
         static const char *const root_opts[] = { "mode=0755", "size=1m", "nr_inodes=4096", NULL };
         static const char *const tmp_opts[] = { "mode=1777", NULL };
         static const char *const rw[] = { "rw", NULL };
+        static const char *const masked_files[] = { "/etc/shadow", "/etc/gshadow", "/etc/shadow-",
+                                                    "/etc/gshadow-" };
         struct mount_entry *v = NULL;
         size_t n = 0;
         int r;
@@ -371,7 +373,13 @@ int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, 
                 if (r < 0)
                         goto fail;
         }
-        r = plan_entry_add(&v, &n, HEAL_MOUNT_PROC, NULL, "/proc", NULL, true, err);
+        /* Readable by root only, and root may be running heal: the hashes stay out. */
+        for (size_t i = 0; r >= 0 && geteuid() == 0 && i < ELEMENTSOF(masked_files); i++)
+                if (access(masked_files[i], F_OK) == 0)
+                        r = plan_entry_add(&v, &n, HEAL_MOUNT_BIND, "/dev/null", masked_files[i],
+                                           NULL, true, err);
+        if (r >= 0)
+                r = plan_entry_add(&v, &n, HEAL_MOUNT_PROC, NULL, "/proc", NULL, true, err);
         if (r >= 0)
                 r = plan_entry_add(&v, &n, HEAL_MOUNT_DEV, NULL, "/dev", NULL, true, err);
         /* A working directory of /tmp itself is shared in place of the private /tmp. */

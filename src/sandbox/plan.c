@@ -192,20 +192,30 @@ static int set_amount(char **field, const char *v)
         return set_str(field, buf);
 }
 
-/* Every ':'-separated layer of lowerdir= must be an absolute sandbox path. */
+/* An absolute sandbox path of @len bytes without a ".." component (it could climb out of the
+ * new root to the host's, which sits at /oldroot while the plan is applied). */
+static bool valid_sandbox_path(const char *v, size_t len)
+{
+        if (len == 0 || v[0] != '/')
+                return false;
+        for (size_t i = 0; i + 1 < len; i++)
+                if (v[i] == '.' && v[i + 1] == '.' && (i == 0 || v[i - 1] == '/') &&
+                    (i + 2 == len || v[i + 2] == '/'))
+                        return false;
+        return true;
+}
+
+/* Every ':'-separated layer of lowerdir= must be such a path. */
 static bool valid_lowerdir(const char *v)
 {
-        const char *p = v;
-
-        if (!*v)
-                return false;
         for (;;) {
-                if (*p != '/')
+                const char *end = strchrnul(v, ':');
+
+                if (!valid_sandbox_path(v, (size_t)(end - v)))
                         return false;
-                p = strchr(p, ':');
-                if (!p)
+                if (!*end)
                         return true;
-                p++;
+                v = end + 1;
         }
 }
 
@@ -243,9 +253,10 @@ static int parse_type_opt(struct mount_entry *e, const char *opt)
                 if ((v = opt_value(opt, "lowerdir")))
                         return valid_lowerdir(v) ? set_str(&e->lowerdir, v) : -EINVAL;
                 if ((v = opt_value(opt, "upperdir")))
-                        return *v == '/' ? set_str(&e->upperdir, v) : -EINVAL;
+                        return valid_sandbox_path(v, strlen(v)) ? set_str(&e->upperdir, v)
+                                                                : -EINVAL;
                 if ((v = opt_value(opt, "workdir")))
-                        return *v == '/' ? set_str(&e->workdir, v) : -EINVAL;
+                        return valid_sandbox_path(v, strlen(v)) ? set_str(&e->workdir, v) : -EINVAL;
         }
         return -ENOENT;
 }

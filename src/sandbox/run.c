@@ -186,7 +186,8 @@ static int prepare(struct run *run, heal_error *err)
                 if (!sb->filter || sb->filter_flags != sb->flags) {
                         seccomp_free(sb->filter);
                         sb->filter = NULL;
-                        r = seccomp_compile(&sb->filter, sb->flags, sb->rules, sb->n_rules, err);
+                        r = seccomp_compile(&sb->filter, sb->flags, geteuid() == 0, sb->rules,
+                                            sb->n_rules, err);
                         if (r < 0)
                                 return r;
                         sb->filter_flags = sb->flags;
@@ -206,6 +207,7 @@ static int prepare(struct run *run, heal_error *err)
                                       (unsigned long long)sb->limits.pids_max);
         *p = (struct child_plan){
                 .flags = sb->flags,
+                .host_root = geteuid() == 0,
                 .ops = run->pc.ops,
                 .n_ops = run->pc.n_ops,
                 .cwd = run->cwd,

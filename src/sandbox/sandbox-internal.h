@@ -68,6 +68,7 @@ enum child_step {
         STEP_MOUNTPOINT,         /* creating a missing mountpoint failed */
         STEP_MOUNTPOINT_MISSING, /* missing and not creatable (parent is not our tmpfs) */
         STEP_MOUNTPOINT_TYPE,    /* a file where a directory is needed or the other way round */
+        STEP_MOUNTPOINT_SYMLINK, /* the mountpoint's path goes through a symlink */
         STEP_MOUNT,
         STEP_SETATTR,
         STEP_OVERLAY_PREP,
@@ -116,6 +117,7 @@ struct child_rlimit {
 /* Everything the child needs, prepared by the parent so the child never allocates. */
 struct child_plan {
         unsigned flags;
+        bool host_root; /* heal runs as host uid 0: the command is host root on what it reaches */
         const struct child_op *ops;
         size_t n_ops;
         const char *cwd;
@@ -209,8 +211,8 @@ const char *plan_kind_name(int kind);
 _Noreturn void child_main(const struct child_plan *plan);
 
 /* seccomp.c */
-int seccomp_compile(struct sock_fprog **ret, unsigned flags, const struct seccomp_rule *rules,
-                    size_t n_rules, heal_error *err);
+int seccomp_compile(struct sock_fprog **ret, unsigned flags, bool host_root,
+                    const struct seccomp_rule *rules, size_t n_rules, heal_error *err);
 void seccomp_free(struct sock_fprog *prog);
 int seccomp_syscall_resolve(const char *name);
 

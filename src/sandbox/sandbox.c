@@ -107,12 +107,20 @@ int heal_sandbox_set_flags(heal_sandbox *sb, unsigned flags, heal_error *err)
 
 static bool env_allowed(const char *entry)
 {
-        static const char *const names[] = { "PATH=", "LANG=", "TERM=", "TZ=" };
+        /* The locale categories of locale(7), not any LC_ prefix (LC_SECRET would pass). */
+        static const char *const names[] = {
+                "PATH=",         "LANG=",           "TERM=",
+                "TZ=",           "LANGUAGE=",       "LC_ALL=",
+                "LC_CTYPE=",     "LC_NUMERIC=",     "LC_TIME=",
+                "LC_COLLATE=",   "LC_MONETARY=",    "LC_MESSAGES=",
+                "LC_PAPER=",     "LC_NAME=",        "LC_ADDRESS=",
+                "LC_TELEPHONE=", "LC_MEASUREMENT=", "LC_IDENTIFICATION=",
+        };
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (strncmp(entry, names[i], strlen(names[i])) == 0)
                         return true;
-        return strncmp(entry, "LC_", 3) == 0 && strchr(entry, '=');
+        return false;
 }
 
 static ssize_t env_find(char **env, const char *name, size_t len)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -104,6 +105,45 @@ static int add_ioctl_refusals(scmp_filter_ctx ctx)
         return 0;
 }
 
+/*
+ * As host root the command could leave a setuid-root (or setgid-root) program in a directory it
+ * shares with the host, for any local user to run: refuse setting those bits. The mode argument's
+ * position per syscall; open/openat only use it with O_CREAT, and then it must not carry them.
+ */
+static int add_setid_refusals(scmp_filter_ctx ctx)
+{
+        static const struct {
+                const char *name;
+                unsigned arg;
+        } calls[] = {
+                { "chmod", 1 },     { "fchmod", 1 }, { "fchmodat", 2 },
+                { "fchmodat2", 2 }, { "creat", 1 },  { "open", 2 },
+                { "openat", 3 },    { "mknod", 1 },  { "mknodat", 2 },
+        };
+        static const unsigned long bits[] = { S_ISUID, S_ISGID };
+
+        for (size_t i = 0; i < ELEMENTSOF(calls); i++) {
+                int nr = seccomp_syscall_resolve_name(calls[i].name);
+
+                if (nr == __NR_SCMP_ERROR)
+                        continue;
+                for (size_t b = 0; b < ELEMENTSOF(bits); b++) {
+                        struct scmp_arg_cmp cmp = {
+                                .arg = calls[i].arg,
+                                .op = SCMP_CMP_MASKED_EQ,
+                                .datum_a = bits[b],
+                                .datum_b = bits[b],
+                        };
+                        int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp);
+
+                        if (r < 0)
+                                return r;
+                }
+        }
+        /* openat2 carries its mode in a struct the filter cannot read: glibc falls back. */
+        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+}
+
 static int export_bpf(struct sock_fprog **ret, scmp_filter_ctx ctx)
 {
         _cleanup_close_ int fd = memfd_create("heal-seccomp", MFD_CLOEXEC);
@@ -132,8 +172,8 @@ static int export_bpf(struct sock_fprog **ret, scmp_filter_ctx ctx)
         return 0;
 }
 
-int seccomp_compile(struct sock_fprog **ret, unsigned flags, const struct seccomp_rule *rules,
-                    size_t n_rules, heal_error *err)
+int seccomp_compile(struct sock_fprog **ret, unsigned flags, bool host_root,
+                    const struct seccomp_rule *rules, size_t n_rules, heal_error *err)
 {
         scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
         int r = 0;
@@ -150,6 +190,8 @@ int seccomp_compile(struct sock_fprog **ret, unsigned flags, const struct seccom
                 if (r >= 0)
                         r = add_ioctl_refusals(ctx);
         }
+        if (r >= 0 && host_root)
+                r = add_setid_refusals(ctx);
         for (size_t i = 0; r >= 0 && i < n_rules; i++)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned)rules[i].errno_value),
                                      rules[i].nr, 0);

@@ -180,6 +180,14 @@ static bool run_over(const struct run *run)
                                   (run->out_r < 0 && run->err_r < 0));
 }
 
+/* @start_ns + @ms, saturating: an absurdly long limit means "never", not a wrapped-around soon. */
+static uint64_t deadline_after(uint64_t start_ns, uint64_t ms)
+{
+        if (ms > (UINT64_MAX - start_ns) / 1000000ULL)
+                return UINT64_MAX;
+        return start_ns + ms * 1000000ULL;
+}
+
 static void on_timeout(struct run *run, uint64_t now)
 {
         uint64_t grace = run->sb->limits.grace_ms;
@@ -195,7 +203,7 @@ static void on_timeout(struct run *run, uint64_t now)
 
                 if (send(run->ctl_w, &q, 1, MSG_NOSIGNAL) == 1) {
                         run->quit_sent = true;
-                        run->grace_deadline_ns = now + grace * 1000000ULL;
+                        run->grace_deadline_ns = deadline_after(now, grace);
                         return;
                 }
         }
@@ -235,7 +243,7 @@ static void check_cancel(struct run *run)
 int supervise(struct run *run, heal_error *err)
 {
         uint64_t wall = run->sb->limits.wall_ms;
-        uint64_t wall_deadline = wall ? run->start_ns + wall * 1000000ULL : 0;
+        uint64_t wall_deadline = wall ? deadline_after(run->start_ns, wall) : 0;
 
         (void)err;
         while (!run_over(run)) {

@@ -273,3 +273,83 @@ Test(traps, refused_user_namespaces_name_the_cause)
         cr_assert(strstr(out, "fix:"), "%s", out);
         cr_assert(strstr(out, "exit=125"), "%s", out);
 }
+
+static void plan_order_trick(heal_sandbox *sb, const char *dir)
+{
+        heal_error err = HEAL_ERROR_INIT;
+
+        /* The bind at /a hides the tmpfs at /a/b: /a/b/c would be created on the host. */
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/", NULL, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/a/b", NULL, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", dir, "/a", NULL, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, "/a/b/c", NULL, &err), 0);
+}
+
+Test(traps, a_later_bind_over_a_parent_is_the_cover)
+{
+        const char *argv[] = { "/bin/true", NULL };
+        char *dir = test_tempdir(), path[300];
+
+        custom_run(dir, argv, plan_order_trick);
+        cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR);
+        cr_assert(strstr(res.message, "never through a bind"), "%s", res.message);
+        snprintf(path, sizeof(path), "%s/b", dir);
+        cr_assert_neq(access(path, F_OK), 0, "nothing created on the host");
+        test_rmtree(dir);
+        free(dir);
+}
+
+static void plan_through_planted_symlink(heal_sandbox *sb, const char *dir)
+{
+        heal_error err = HEAL_ERROR_INIT;
+        char target[300];
+
+        snprintf(target, sizeof(target), "%s/build/x", dir);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/", "/",
+                                            (const char *const[]){ "ro", NULL }, &err),
+                     0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "overlay", dir, dir, NULL, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "tmpfs", NULL, target, NULL, &err), 0);
+}
+
+Test(traps, a_planted_symlink_cannot_steer_mountpoint_creation)
+{
+        const char *argv[] = { "/bin/true", NULL };
+        char *dir = test_tempdir(), *victim = test_tempdir(), link[600], path[600];
+
+        /* An earlier run could plant this: build -> /oldroot/<victim>. */
+        snprintf(link, sizeof(link), "%s/build", dir);
+        snprintf(path, sizeof(path), "/oldroot%s", victim);
+        cr_assert_eq(symlink(path, link), 0);
+        custom_run(dir, argv, plan_through_planted_symlink);
+        cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR);
+        cr_assert(strstr(res.message, "goes through a symlink"), "%s", res.message);
+        snprintf(path, sizeof(path), "%s/x", victim);
+        cr_assert_neq(access(path, F_OK), 0, "nothing created through the symlink");
+        test_rmtree(dir);
+        test_rmtree(victim);
+        free(dir);
+        free(victim);
+}
+
+Test(traps, host_root_cannot_reach_host_root_powers)
+{
+        /* Only meaningful when the suite runs as root: the command is then host uid 0. */
+        char out_file[] = "/tmp/heal-test-setuid-XXXXXX";
+        int fd = mkstemp(out_file);
+
+        cr_assert(fd >= 0);
+        close(fd);
+        unlink(out_file);
+        test_sh("/tmp",
+                "echo 1 > /proc/sys/kernel/printk_ratelimit_burst 2>/dev/null && echo sysctl-written;"
+                "head -c1 /etc/shadow 2>/dev/null && echo shadow-read;"
+                "cp /bin/true ./heal-setuid-probe && chmod 4755 ./heal-setuid-probe 2>/dev/null"
+                " && echo setuid-set; rm -f ./heal-setuid-probe; echo done",
+                &res);
+        cr_assert(strstr(res.out, "done"), "%s %s", res.out, res.err);
+        cr_assert_null(strstr(res.out, "sysctl-written"), "%s", res.out);
+        cr_assert_null(strstr(res.out, "shadow-read"), "%s", res.out);
+        if (geteuid() == 0)
+                cr_assert_null(strstr(res.out, "setuid-set"), "%s", res.out);
+}

@@ -111,6 +111,12 @@ Test(plan, bad_option_values)
         expect_error(add("tmpfs", NULL, "/t", OPTS("size=99999999999999999999999")), -EINVAL,
                      "bad value");
         expect_error(add("overlay", "/etc", "/o", OPTS("lowerdir=/a:usr")), -EINVAL, "bad value");
+        expect_error(add("overlay", "/etc", "/o", OPTS("lowerdir=/../oldroot/root")), -EINVAL,
+                     "bad value");
+        expect_error(add("overlay", "/etc", "/o", OPTS("upperdir=/a/../../x")), -EINVAL,
+                     "bad value");
+        expect_error(add("overlay", "/etc", "/o", OPTS("upperdir=/u", "workdir=/..")), -EINVAL,
+                     "bad value");
         /* Long but valid amounts are kept exactly (fuzz/corpus/mount_plan/regress-long-*). */
         cr_assert_eq(add("tmpfs", NULL, "/t",
                          OPTS("size=000000000000000000000000000064m", "nr_inodes=50%")),
