@@ -6,10 +6,12 @@
  * Each run gets its own child cgroup, removed when the run is reaped.
  * See: Documentation/admin-guide/cgroup-v2.rst, cgroup-v1/memory.rst, cgroup-v1/pids.rst.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +168,27 @@ static void detect_v2(const struct cg_layout *l)
         base.v2 = true;
 }
 
+/* Remove heal-PID-N cgroups of heal processes that died without cleaning up (SIGKILL). A cgroup
+ * that still holds processes refuses rmdir and stays. */
+static void prune_stale(const char *parent)
+{
+        DIR *d = parent[0] ? opendir(parent) : NULL;
+        struct dirent *de;
+
+        while (d && (de = readdir(d))) {
+                char path[PATH_MAX * 2];
+                int pid;
+
+                if (sscanf(de->d_name, "heal-%d-", &pid) != 1 || pid <= 0 ||
+                    (kill(pid, 0) < 0 && errno == EPERM) || (kill(pid, 0) == 0))
+                        continue;
+                if (str_printf(path, sizeof(path), "%s/%s", parent, de->d_name) == 0)
+                        (void)rmdir(path);
+        }
+        if (d)
+                closedir(d);
+}
+
 static void detect(void)
 {
         static struct cg_layout l; /* PATH_MAX x 6: not on the stack */
@@ -173,10 +196,13 @@ static void detect(void)
         read_mounts(&l);
         read_own(&l);
         detect_v2(&l);
-        if (base.v2)
-                return;
-        detect_v1(base.v1_mem, sizeof(base.v1_mem), l.mem_mnt, l.mem_own);
-        detect_v1(base.v1_pids, sizeof(base.v1_pids), l.pids_mnt, l.pids_own);
+        if (!base.v2) {
+                detect_v1(base.v1_mem, sizeof(base.v1_mem), l.mem_mnt, l.mem_own);
+                detect_v1(base.v1_pids, sizeof(base.v1_pids), l.pids_mnt, l.pids_own);
+        }
+        prune_stale(base.v2 ? base.v2_dir : "");
+        prune_stale(base.v1_mem);
+        prune_stale(base.v1_pids);
 }
 
 heal_sandbox_enforcement cgroup_probe(bool *ret_mem, bool *ret_pids, char *where, size_t len)
