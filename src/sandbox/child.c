@@ -265,6 +265,26 @@ static void mount_dev(const struct child_op *op)
                 fail(STEP_DEV, errno, op->entry, dst);
 }
 
+/* The hidden workdir next to a given upperdir, created in a parent reached without symlinks. */
+static void make_workdir(const struct child_op *op)
+{
+        const char *slash = strrchr(op->mkworkdir, '/');
+        char parent[4096];
+        int fd;
+
+        if (!slash || (size_t)(slash - op->mkworkdir) >= sizeof(parent))
+                fail(STEP_OVERLAY_PREP, EINVAL, op->entry, op->mkworkdir);
+        memcpy(parent, op->mkworkdir, (size_t)(slash - op->mkworkdir));
+        parent[slash - op->mkworkdir] = '\0';
+        fd = open_nofollow(AT_FDCWD, parent, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+        if (fd < 0)
+                fail(errno == ELOOP ? STEP_MOUNTPOINT_SYMLINK : STEP_OVERLAY_PREP, errno, op->entry,
+                     parent);
+        if (mkdirat(fd, slash + 1, 0700) < 0 && errno != EEXIST)
+                fail(STEP_OVERLAY_PREP, errno, op->entry, op->mkworkdir);
+        close(fd);
+}
+
 static void mount_overlay(const struct child_op *op)
 {
         if (op->hidden) {
@@ -280,8 +300,18 @@ static void mount_overlay(const struct child_op *op)
                 if (mkdir(sub, 0700) < 0)
                         fail(STEP_OVERLAY_PREP, errno, op->entry, sub);
         }
-        if (op->mkworkdir && mkdir(op->mkworkdir, 0700) < 0 && errno != EEXIST)
-                fail(STEP_OVERLAY_PREP, errno, op->entry, op->mkworkdir);
+        if (op->mkworkdir)
+                make_workdir(op);
+        /* overlayfs resolves its layer paths itself: a symlink planted by an earlier run (in a
+         * shared directory, pointing into /oldroot) must not become a layer. */
+        for (const char *l = op->layers; l && *l; l += strlen(l) + 1) {
+                int fd = open_nofollow(AT_FDCWD, l, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+
+                if (fd < 0)
+                        fail(errno == ELOOP ? STEP_MOUNTPOINT_SYMLINK : STEP_OVERLAY_PREP, errno,
+                             op->entry, l);
+                close(fd);
+        }
         if (mount("overlay", op->dst, "overlay", op->ms_flags, op->data) < 0)
                 fail(STEP_MOUNT, errno, op->entry, op->dst);
 }

@@ -222,9 +222,10 @@ void userns_explain_report(char *msg, size_t len, const struct report *rep,
                 break;
         case STEP_MOUNTPOINT_SYMLINK:
                 snprintf(msg, len,
-                         "%s: the path to the mountpoint '%s' goes through a symlink or another "
-                         "mount; heal does not follow symlinks when it mounts or creates "
-                         "mountpoints (they could lead out of the sandbox): use the real path",
+                         "%s: the path '%s' (a mountpoint or an overlay layer) goes through a "
+                         "symlink or another mount; heal follows no symlink when it mounts, "
+                         "creates mountpoints or opens layers (one could lead out of the "
+                         "sandbox): use the real path",
                          what, sandbox_path(rep->path));
                 return;
         case STEP_MOUNTPOINT_TYPE:

@@ -113,6 +113,38 @@ static char *tmpfs_sizing(struct plan_compiled *pc, const char *size, const char
                            inodes ? inodes : "");
 }
 
+/* "a\0b\0...\0\0": the ':'-separated @lower layers, then @upper and @work when given. */
+static const char *layer_list(struct plan_compiled *pc, const char *lower, const char *upper,
+                              const char *work)
+{
+        size_t ll = strlen(lower), ul = upper ? strlen(upper) + 1 : 0,
+               wl = work ? strlen(work) + 1 : 0;
+        char *s = malloc(ll + ul + wl + 2);
+
+        if (!s)
+                return NULL;
+        memcpy(s, lower, ll + 1);
+        for (char *c = s; (c = strchr(c, ':')); c++)
+                *c = '\0';
+        if (upper)
+                memcpy(s + ll + 1, upper, ul);
+        if (work)
+                memcpy(s + ll + 1 + ul, work, wl);
+        s[ll + 1 + ul + wl] = '\0';
+        return pool_keep(pc, s);
+}
+
+/* The entry whose filesystem holds @path: the last one before @before mounted over a parent. */
+static int find_cover(const struct mount_entry *entries, size_t before, const char *path)
+{
+        int c = -1;
+
+        for (size_t j = 0; j < before; j++)
+                if (path_under(path, entries[j].target))
+                        c = (int)j;
+        return c;
+}
+
 /* The index of the entry mounting exactly @target before @before, or -1. */
 static int find_target(const struct mount_entry *entries, size_t before, const char *target)
 {
@@ -150,6 +182,16 @@ static int overlay_upper(struct plan_compiled *pc, struct child_op *op,
                 *work = pool_printf(pc, "/.heal-up-%d/w", j);
                 return 0;
         }
+        /* As root, copy-up would put setuid-root copies of the lower layer's files on the host. */
+        if (geteuid() == 0 && find_cover(entries, idx, e->upperdir) >= 0 &&
+            entries[find_cover(entries, idx, e->upperdir)].kind == HEAL_MOUNT_BIND)
+                return heal_error_set(
+                        err, -EPERM,
+                        "mount entry %zu (overlay at '%s'): heal runs as root, and an "
+                        "upperdir on a host directory ('%s') would let overlayfs "
+                        "copy setuid-root files of the lower layer onto the host; "
+                        "use a tmpfs upperdir (or none), or run heal unprivileged",
+                        idx, e->target, e->upperdir);
         if (j >= 0 && !e->workdir)
                 return heal_error_set(err, -EINVAL,
                                       "mount entry %zu (overlay at '%s'): upperdir '%s' is the "
@@ -225,6 +267,7 @@ static int compile_overlay(struct plan_compiled *pc, struct child_op *op,
         if (!upper || !work)
                 return heal_error_set(err, -ENOMEM, "out of memory");
         op->data = pool_printf(pc, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
+        op->layers = layer_list(pc, lower, e->upperdir ? upper : NULL, e->upperdir ? work : NULL);
         op->ms_flags = attr_to_ms(e->attr_set, false);
         return op->data ? 0 : heal_error_set(err, -ENOMEM, "out of memory");
 }
@@ -357,8 +400,6 @@ int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, 
         static const char *const root_opts[] = { "mode=0755", "size=1m", "nr_inodes=4096", NULL };
         static const char *const tmp_opts[] = { "mode=1777", NULL };
         static const char *const rw[] = { "rw", NULL };
-        static const char *const masked_files[] = { "/etc/shadow", "/etc/gshadow", "/etc/shadow-",
-                                                    "/etc/gshadow-" };
         struct mount_entry *v = NULL;
         size_t n = 0;
         int r;
@@ -373,11 +414,9 @@ int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, 
                 if (r < 0)
                         goto fail;
         }
-        /* Readable by root only, and root may be running heal: the hashes stay out. */
-        for (size_t i = 0; r >= 0 && geteuid() == 0 && i < ELEMENTSOF(masked_files); i++)
-                if (access(masked_files[i], F_OK) == 0)
-                        r = plan_entry_add(&v, &n, HEAL_MOUNT_BIND, "/dev/null", masked_files[i],
-                                           NULL, true, err);
+        /* As root the command could read what only root may read: hide it (secrets.c). */
+        if (r >= 0 && geteuid() == 0)
+                r = plan_add_secret_masks(&v, &n, err);
         if (r >= 0)
                 r = plan_entry_add(&v, &n, HEAL_MOUNT_PROC, NULL, "/proc", NULL, true, err);
         if (r >= 0)

@@ -196,7 +196,8 @@ static int set_amount(char **field, const char *v)
  * new root to the host's, which sits at /oldroot while the plan is applied). */
 static bool valid_sandbox_path(const char *v, size_t len)
 {
-        if (len == 0 || v[0] != '/')
+        /* overlayfs unescapes '\' in layer paths: "/.\./" would become "/../" after this check. */
+        if (len == 0 || v[0] != '/' || memchr(v, '\\', len))
                 return false;
         for (size_t i = 0; i + 1 < len; i++)
                 if (v[i] == '.' && v[i + 1] == '.' && (i == 0 || v[i - 1] == '/') &&

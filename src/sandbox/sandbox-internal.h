@@ -41,6 +41,7 @@ struct child_op {
         const char *hidden; /* overlay without upperdir: staging dir of the hidden upper */
         const char *hidden_data;
         const char *mkworkdir;  /* overlay: workdir to create before mounting, or NULL */
+        const char *layers;     /* overlay: "path\0path\0...\0\0", every layer path to verify */
         unsigned long ms_flags; /* MS_* for fresh filesystems */
         uint64_t attr_set, attr_clr;
         bool defer_ro;
@@ -192,6 +193,7 @@ struct seccomp_rule {
 int plan_entry_add(struct mount_entry **entries, size_t *n_entries, int kind, const char *source,
                    const char *target, const char *const *options, bool internal, heal_error *err);
 void plan_entries_free(struct mount_entry *entries, size_t n);
+int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err);
 bool path_under(const char *path, const char *prefix);
 void plan_entry_release(struct mount_entry *e);
 int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, unsigned flags,

@@ -345,11 +345,82 @@ Test(traps, host_root_cannot_reach_host_root_powers)
                 "echo 1 > /proc/sys/kernel/printk_ratelimit_burst 2>/dev/null && echo sysctl-written;"
                 "head -c1 /etc/shadow 2>/dev/null && echo shadow-read;"
                 "cp /bin/true ./heal-setuid-probe && chmod 4755 ./heal-setuid-probe 2>/dev/null"
-                " && echo setuid-set; rm -f ./heal-setuid-probe; echo done",
+                " && echo setuid-set; rm -f ./heal-setuid-probe;"
+                "ls -A /etc/ssl/private 2>/dev/null | grep -q . && echo private-listed; echo done",
                 &res);
         cr_assert(strstr(res.out, "done"), "%s %s", res.out, res.err);
         cr_assert_null(strstr(res.out, "sysctl-written"), "%s", res.out);
         cr_assert_null(strstr(res.out, "shadow-read"), "%s", res.out);
+        cr_assert_null(strstr(res.out, "private-listed"), "root-only /etc dirs are hidden");
         if (geteuid() == 0)
                 cr_assert_null(strstr(res.out, "setuid-set"), "%s", res.out);
+}
+
+Test(traps, no_seccomp_keeps_the_setuid_refusal_for_root)
+{
+        const char *argv[] = {
+                "/bin/sh", "-c",
+                "cp /bin/true ./p && chmod 4755 ./p 2>/dev/null && echo set; rm -f p", NULL
+        };
+        char *dir = test_tempdir();
+        heal_sandbox *sb = test_sandbox(dir);
+
+        cr_assert_eq(heal_sandbox_set_flags(sb, HEAL_SANDBOX_NO_SECCOMP, NULL), 0);
+        test_run(sb, argv, &res);
+        heal_sandbox_free(sb);
+        if (geteuid() == 0)
+                cr_assert_null(strstr(res.out, "set"), "%s", res.out);
+        else
+                cr_assert(strstr(res.out, "set"),
+                          "an unprivileged user's own setuid file is harmless");
+        test_rmtree(dir);
+        free(dir);
+}
+
+static void plan_planted_upperdir(heal_sandbox *sb, const char *dir)
+{
+        heal_error err = HEAL_ERROR_INIT;
+        char view[300], upper[300];
+
+        snprintf(view, sizeof(view), "%s/view", dir);
+        snprintf(upper, sizeof(upper), "upperdir=%s/cache/victim", dir);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/", "/",
+                                            (const char *const[]){ "ro", NULL }, &err),
+                     0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", dir, dir, NULL, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "overlay", "/etc", view,
+                                            (const char *const[]){ upper, NULL }, &err),
+                     0);
+}
+
+Test(traps, a_planted_symlink_cannot_become_an_overlay_layer)
+{
+        const char *argv[] = { "/bin/sh", "-c", "echo pwned > view/new", NULL };
+        char *dir = test_tempdir(), *victim = test_tempdir(), link[600], path[600];
+        heal_error err = HEAL_ERROR_INIT;
+        heal_sandbox *sb = test_sandbox("/");
+        int r;
+
+        snprintf(path, sizeof(path), "%s/view", dir);
+        cr_assert_eq(mkdir(path, 0755), 0);
+        snprintf(link, sizeof(link), "%s/cache", dir);
+        snprintf(path, sizeof(path), "/oldroot%s", victim);
+        cr_assert_eq(symlink(path, link), 0);
+        plan_planted_upperdir(sb, dir);
+        r = heal_sandbox_run(sb, argv, &res, &err);
+        heal_sandbox_free(sb);
+        if (geteuid() == 0) { /* refused before anything runs: a host upperdir as root */
+                cr_assert_eq(r, -EPERM, "%d %s", r, err.msg);
+                cr_assert(strstr(err.msg, "heal runs as root"), "%s", err.msg);
+        } else {
+                cr_assert_eq(r, 0, "%s", err.msg);
+                cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR);
+                cr_assert(strstr(res.message, "goes through a symlink"), "%s", res.message);
+        }
+        snprintf(path, sizeof(path), "%s/victim", victim);
+        cr_assert_neq(access(path, F_OK), 0, "nothing written through the symlink");
+        test_rmtree(dir);
+        test_rmtree(victim);
+        free(dir);
+        free(victim);
 }

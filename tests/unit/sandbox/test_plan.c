@@ -117,6 +117,11 @@ Test(plan, bad_option_values)
                      "bad value");
         expect_error(add("overlay", "/etc", "/o", OPTS("upperdir=/u", "workdir=/..")), -EINVAL,
                      "bad value");
+        /* overlayfs unescapes '\': "/.\./" would pass a '..' check and become "/../". */
+        expect_error(add("overlay", "/etc", "/o", OPTS("upperdir=/.\\./oldroot/tmp")), -EINVAL,
+                     "bad value");
+        expect_error(add("overlay", NULL, "/o", OPTS("lowerdir=/a:/.\\./oldroot/root")), -EINVAL,
+                     "bad value");
         /* Long but valid amounts are kept exactly (fuzz/corpus/mount_plan/regress-long-*). */
         cr_assert_eq(add("tmpfs", NULL, "/t",
                          OPTS("size=000000000000000000000000000064m", "nr_inodes=50%")),
