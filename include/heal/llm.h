@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef HEAL_LLM_H
+#define HEAL_LLM_H
+
+/*
+ * libheal's model layer: one request type and one response type whatever the provider; no other
+ * module knows a provider's wire format. This first slice has the OpenAI Chat Completions wire
+ * format (OpenAI, OpenRouter, Gemini's OpenAI endpoint, Ollama, llama-server, vLLM, LM Studio),
+ * without streaming, with retries on 429/5xx honouring Retry-After.
+ *
+ * Lifecycle: heal_llm_client_new(), heal_llm_complete() as often as needed (one request at a
+ * time per client), heal_llm_response_release() per response, heal_llm_client_free().
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heal/error.h"
+
+typedef struct heal_llm_client heal_llm_client;
+
+typedef enum heal_llm_role {
+        HEAL_LLM_USER,
+        HEAL_LLM_ASSISTANT,
+        HEAL_LLM_TOOL,
+} heal_llm_role;
+
+/**
+ * struct heal_llm_tool_call - A function call the model asked for.
+ * @id:              the provider's id, echoed back in the tool message.
+ * @name:            the tool's name.
+ * @arguments:       the arguments as the model wrote them (JSON text, NUL-terminated).
+ * @arguments_valid: @arguments parse as a JSON object; when false, feed the error back to the
+ *                   model instead of calling the tool (small local models emit broken JSON).
+ */
+typedef struct heal_llm_tool_call {
+        char *id;
+        char *name;
+        char *arguments;
+        bool arguments_valid;
+} heal_llm_tool_call;
+
+/**
+ * struct heal_llm_message - One turn of the conversation; all strings borrowed.
+ * @role:         who speaks.
+ * @content:      text; may be NULL for an assistant turn that only calls tools.
+ * @tool_call_id: for HEAL_LLM_TOOL: the id of the call this answers.
+ * @tool_calls:   for HEAL_LLM_ASSISTANT: the calls it made (to replay a conversation).
+ */
+typedef struct heal_llm_message {
+        heal_llm_role role;
+        const char *content;
+        const char *tool_call_id;
+        const heal_llm_tool_call *tool_calls;
+        size_t n_tool_calls;
+} heal_llm_message;
+
+/**
+ * struct heal_llm_tool - A tool the model may call; strings borrowed.
+ * @parameters: JSON Schema of the arguments, as JSON text.
+ */
+typedef struct heal_llm_tool {
+        const char *name;
+        const char *description;
+        const char *parameters;
+} heal_llm_tool;
+
+/**
+ * struct heal_llm_request - What to ask; everything borrowed for the duration of the call.
+ * @temperature: negative: the provider's default.
+ * @max_tokens:  0: the provider's default.
+ * @n:           number of candidate answers; 0 means 1.
+ * @stop:        NULL-terminated stop sequences, or NULL.
+ */
+typedef struct heal_llm_request {
+        const char *model;
+        const char *system;
+        const heal_llm_message *messages;
+        size_t n_messages;
+        const heal_llm_tool *tools;
+        size_t n_tools;
+        double temperature;
+        unsigned max_tokens;
+        unsigned n;
+        const char *const *stop;
+} heal_llm_request;
+
+#define HEAL_LLM_REQUEST_INIT \
+ {                            \
+  .temperature = -1.0         \
+ }
+
+/**
+ * struct heal_llm_choice - One candidate answer; owned by the response.
+ * @finish_reason: "stop", "length", "tool_calls", "content_filter", ... as the provider said.
+ */
+typedef struct heal_llm_choice {
+        char *text;
+        heal_llm_tool_call *tool_calls;
+        size_t n_tool_calls;
+        char finish_reason[32];
+} heal_llm_choice;
+
+/**
+ * struct heal_llm_response - The answer; release with heal_llm_response_release().
+ * @input_tokens, @output_tokens, @cached_tokens: usage as the provider reported it.
+ * @request_id: the provider's request id (x-request-id header, or the body's id), or "".
+ * @attempts:   HTTP requests made, retries included.
+ */
+typedef struct heal_llm_response {
+        heal_llm_choice *choices;
+        size_t n_choices;
+        uint64_t input_tokens;
+        uint64_t output_tokens;
+        uint64_t cached_tokens;
+        char request_id[128];
+        unsigned attempts;
+} heal_llm_response;
+
+/**
+ * struct heal_llm_config - How to reach the model; strings copied by heal_llm_client_new().
+ * @provider:           "openai" (the Chat Completions wire format).
+ * @base_url:           e.g. "https://api.openai.com/v1"; "/chat/completions" is appended.
+ * @api_key:            sent as "Authorization: Bearer"; NULL for local servers. Never logged.
+ * @connect_timeout_ms: TCP + TLS connect, ms.
+ * @timeout_ms:         one whole HTTP request, ms.
+ * @max_retries:        retries after a retryable failure (429, 500, 502, 503, 504, 529,
+ *                      connection errors, timeouts); never after 400, 401, 403, 404.
+ * @max_retry_wait_ms:  cap on one wait between attempts, whatever Retry-After says, ms.
+ * @max_response_bytes: larger bodies are an error (-E2BIG), bytes.
+ */
+typedef struct heal_llm_config {
+        const char *provider;
+        const char *base_url;
+        const char *api_key;
+        uint64_t connect_timeout_ms;
+        uint64_t timeout_ms;
+        unsigned max_retries;
+        uint64_t max_retry_wait_ms;
+        uint64_t max_response_bytes;
+} heal_llm_config;
+
+#define HEAL_LLM_CONFIG_INIT                                                                 \
+ {                                                                                           \
+  .provider = "openai", .connect_timeout_ms = 10000, .timeout_ms = 300000, .max_retries = 4, \
+  .max_retry_wait_ms = 60000, .max_response_bytes = 8u << 20,                                \
+ }
+
+/**
+ * heal_llm_client_new() - Create a client for one provider endpoint.
+ * @ret: on success the client; free with heal_llm_client_free(). Untouched on failure.
+ * @cfg: copied.
+ * Return: 0; -EINVAL for an unknown provider or a missing base_url; -ENOMEM.
+ */
+int heal_llm_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_error *err);
+
+/**
+ * heal_llm_client_free() - Free @c; accepts NULL. Return: NULL.
+ */
+heal_llm_client *heal_llm_client_free(heal_llm_client *c);
+
+/**
+ * heal_llm_complete() - Send @req and wait for the answer, retrying what may succeed later.
+ * @c:   the client.
+ * @req: borrowed.
+ * @ret: on success the answer; release with heal_llm_response_release().
+ * @err: optional; on an HTTP error the message quotes the provider's own message.
+ *
+ * Retries: exponential backoff from 500 ms with full jitter, or the server's Retry-After
+ * (seconds or an HTTP date) / retry-after-ms, capped at @max_retry_wait_ms.
+ * Context: blocking; not thread-safe per client (use one client per thread).
+ * Return: 0; -EACCES for 401/403 (bad key); -ENOENT for 404 (model or URL); -EINVAL for other
+ *         4xx; -EAGAIN when retries ran out on 429/5xx; -ETIMEDOUT; -ECONNREFUSED and other
+ *         connection errors; -EPROTO for a body that is not the expected JSON or the wrong
+ *         content type; -E2BIG for an oversized body; -ENOMEM.
+ * See: https://platform.openai.com/docs/api-reference/chat/create, RFC 9110 section 10.2.3
+ *      (Retry-After).
+ */
+int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
+                      heal_error *err);
+
+/**
+ * heal_llm_response_release() - Free what @r owns and zero it; accepts a zeroed response.
+ */
+void heal_llm_response_release(heal_llm_response *r);
+
+#endif

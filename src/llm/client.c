@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* heal_llm_client: one endpoint, one reusable curl handle, the retry loop around each request. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/util.h"
+#include "llm/llm-internal.h"
+
+struct heal_llm_client {
+        heal_llm_config cfg;
+        char *url;
+        char *api_key;
+        CURL *curl;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init(void)
+{
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        srandom((unsigned)time(NULL));
+}
+
+int heal_llm_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_error *err)
+{
+        heal_llm_client *c;
+        size_t n;
+
+        if (!ret || !cfg || !cfg->base_url || !*cfg->base_url)
+                return heal_error_set(err, -EINVAL, "no base URL for the model provider");
+        if (!cfg->provider || strcmp(cfg->provider, "openai") != 0)
+                return heal_error_set(err, -EINVAL, "unknown provider '%s' (known: openai)",
+                                      cfg->provider ? cfg->provider : "(null)");
+        pthread_once(&curl_once, curl_init);
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return heal_error_set(err, -ENOMEM, "out of memory");
+        c->cfg = *cfg;
+        n = strlen(cfg->base_url);
+        while (n > 0 && cfg->base_url[n - 1] == '/')
+                n--;
+        if (asprintf(&c->url, "%.*s/chat/completions", (int)n, cfg->base_url) < 0)
+                c->url = NULL;
+        c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
+        c->curl = curl_easy_init();
+        if (!c->url || (cfg->api_key && !c->api_key) || !c->curl) {
+                heal_llm_client_free(c);
+                return heal_error_set(err, -ENOMEM, "out of memory");
+        }
+        c->cfg.base_url = c->cfg.api_key = c->cfg.provider = NULL; /* not kept: copied above */
+        *ret = c;
+        return 0;
+}
+
+heal_llm_client *heal_llm_client_free(heal_llm_client *c)
+{
+        if (!c)
+                return NULL;
+        if (c->api_key) {
+                explicit_bzero(c->api_key, strlen(c->api_key));
+                free(c->api_key);
+        }
+        free(c->url);
+        if (c->curl)
+                curl_easy_cleanup(c->curl);
+        free(c);
+        return NULL;
+}
+
+void heal_llm_response_release(heal_llm_response *r)
+{
+        if (!r)
+                return;
+        for (size_t i = 0; i < r->n_choices; i++) {
+                heal_llm_choice *ch = &r->choices[i];
+
+                free(ch->text);
+                for (size_t j = 0; j < ch->n_tool_calls; j++) {
+                        free(ch->tool_calls[j].id);
+                        free(ch->tool_calls[j].name);
+                        free(ch->tool_calls[j].arguments);
+                }
+                free(ch->tool_calls);
+        }
+        free(r->choices);
+        memset(r, 0, sizeof(*r));
+}
+
+/* A non-2xx answer: the error quotes the provider's own message. */
+static int http_error(const struct http_reply *rep, const char *url, heal_error *err)
+{
+        char msg[300];
+        int code = rep->status == 401 || rep->status == 403   ? -EACCES
+                   : rep->status == 404                       ? -ENOENT
+                   : rep->status >= 500 || rep->status == 429 ? -EAGAIN
+                                                              : -EINVAL;
+
+        openai_error_message(msg, sizeof(msg), rep->body.data ? rep->body.data : "", rep->body.len);
+        return heal_error_set(err, code, "'%s' answered HTTP %ld: %s%s", url, rep->status, msg,
+                              code == -EACCES ? " (check the API key)" : "");
+}
+
+static int accept_reply(heal_llm_response *resp, const struct http_reply *rep, const char *url,
+                        heal_error *err)
+{
+        if (!strcasestr(rep->content_type, "json"))
+                return heal_error_set(err, -EPROTO,
+                                      "expected JSON from '%s', got content type '%s': '%.60s'",
+                                      url, rep->content_type[0] ? rep->content_type : "(none)",
+                                      rep->body.data ? rep->body.data : "");
+        snprintf(resp->request_id, sizeof(resp->request_id), "%s", rep->request_id);
+        return openai_decode(resp, rep->body.data ? rep->body.data : "", rep->body.len, err);
+}
+
+int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
+                      heal_error *err)
+{
+        heal_llm_response resp = { 0 };
+        _cleanup_free_ char *body = NULL;
+        int r;
+
+        if (!c || !req || !ret)
+                return heal_error_set(err, -EINVAL, "invalid argument");
+        r = openai_encode(&body, req, err);
+        for (unsigned attempt = 0; r >= 0; attempt++) {
+                struct http_reply rep;
+                uint64_t wait_ms;
+
+                r = http_post_json(c->curl, c->url, c->api_key, body, &c->cfg, &rep, err);
+                resp.attempts++;
+                if (r == 0 && rep.status >= 200 && rep.status < 300) {
+                        r = accept_reply(&resp, &rep, c->url, err);
+                        http_reply_release(&rep);
+                        break;
+                }
+                if (r == 0)
+                        r = http_error(&rep, c->url, err);
+                if (!retry_is_retryable(rep.status, r) || attempt >= c->cfg.max_retries) {
+                        http_reply_release(&rep);
+                        if (retry_is_retryable(rep.status, r))
+                                r = heal_error_prefix(err, r == -EAGAIN ? -EAGAIN : r,
+                                                      "gave up after %u attempts", resp.attempts);
+                        break;
+                }
+                wait_ms = retry_delay_ms(attempt, rep.retry_after_ms, c->cfg.max_retry_wait_ms);
+                http_reply_release(&rep);
+                nanosleep(&(struct timespec){ .tv_sec = (time_t)(wait_ms / 1000),
+                                              .tv_nsec = (long)(wait_ms % 1000) * 1000000 },
+                          NULL);
+                r = 0;
+                heal_error_clear(err);
+        }
+        if (r < 0) {
+                heal_llm_response_release(&resp);
+                return r;
+        }
+        *ret = resp;
+        return 0;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* A JSON POST over libcurl with a capped body and the headers the retry policy needs. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/util.h"
+#include "llm/llm-internal.h"
+
+void http_reply_release(struct http_reply *r)
+{
+        heal_buf_release(&r->body);
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *userdata)
+{
+        heal_buf *b = userdata;
+
+        /* Returning less than given makes curl stop with CURLE_WRITE_ERROR. */
+        return heal_buf_append(b, data, size * n) < 0 ? 0 : size * n;
+}
+
+/* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3); -1 when unreadable. */
+int64_t http_parse_retry_after(const char *value, int64_t now_s)
+{
+        time_t when;
+
+        while (*value == ' ')
+                value++;
+        if (isdigit((unsigned char)*value)) {
+                long long s = atoll(value);
+
+                return s > 86400 ? 86400000 : s * 1000;
+        }
+        when = curl_getdate(value, NULL);
+        if (when < 0)
+                return -1;
+        return when > now_s ? ((int64_t)when - now_s) * 1000 : 0;
+}
+
+static void copy_value(char *out, size_t len, const char *v, size_t vlen)
+{
+        while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+                vlen--;
+        snprintf(out, len, "%.*s", (int)vlen, v);
+}
+
+static size_t on_header(char *line, size_t size, size_t n, void *userdata)
+{
+        struct http_reply *r = userdata;
+        size_t len = size * n;
+        char *colon = memchr(line, ':', len);
+        char v[128];
+
+        if (!colon)
+                return len;
+        copy_value(v, sizeof(v), colon + 1 + (colon[1] == ' '),
+                   len - (size_t)(colon + 1 - line) - (colon[1] == ' '));
+        if (strncasecmp(line, "content-type:", 13) == 0)
+                snprintf(r->content_type, sizeof(r->content_type), "%s", v);
+        else if (strncasecmp(line, "x-request-id:", 13) == 0 ||
+                 strncasecmp(line, "request-id:", 11) == 0)
+                snprintf(r->request_id, sizeof(r->request_id), "%s", v);
+        else if (strncasecmp(line, "retry-after-ms:", 15) == 0 && isdigit((unsigned char)v[0]))
+                r->retry_after_ms = atoll(v);
+        else if (strncasecmp(line, "retry-after:", 12) == 0 && r->retry_after_ms < 0)
+                r->retry_after_ms = http_parse_retry_after(v, (int64_t)time(NULL));
+        return len;
+}
+
+static int map_curl_error(CURLcode c, const struct http_reply *r, heal_error *err, const char *url)
+{
+        switch (c) {
+        case CURLE_WRITE_ERROR:
+                if (r->body.truncated)
+                        return heal_error_set(err, -E2BIG,
+                                              "the response from '%s' is larger than "
+                                              "%zu bytes",
+                                              url, r->body.max);
+                break;
+        case CURLE_COULDNT_CONNECT:
+                return heal_error_set(err, -ECONNREFUSED, "cannot connect to '%s'", url);
+        case CURLE_COULDNT_RESOLVE_HOST:
+                return heal_error_set(err, -EHOSTUNREACH, "cannot resolve the host of '%s'", url);
+        case CURLE_OPERATION_TIMEDOUT:
+                return heal_error_set(err, -ETIMEDOUT, "'%s' did not answer in time", url);
+        case CURLE_RECV_ERROR:
+        case CURLE_SEND_ERROR:
+        case CURLE_GOT_NOTHING:
+        case CURLE_PARTIAL_FILE:
+                return heal_error_set(err, -ECONNRESET, "the connection to '%s' broke: %s", url,
+                                      curl_easy_strerror(c));
+        default:
+                break;
+        }
+        return heal_error_set(err, -EIO, "request to '%s' failed: %s", url, curl_easy_strerror(c));
+}
+
+int http_post_json(CURL *curl, const char *url, const char *api_key, const char *body,
+                   const heal_llm_config *cfg, struct http_reply *out, heal_error *err)
+{
+        struct curl_slist *hdrs = NULL;
+        char auth[1024];
+        CURLcode c;
+        int r = 0;
+
+        *out = (struct http_reply){ .retry_after_ms = -1 };
+        heal_buf_init(&out->body, cfg->max_response_bytes);
+        hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+        hdrs = curl_slist_append(hdrs, "Accept: application/json");
+        if (api_key && *api_key) {
+                snprintf(auth, sizeof(auth), "Authorization: Bearer %s", api_key);
+                hdrs = curl_slist_append(hdrs, auth);
+                explicit_bzero(auth, sizeof(auth));
+        }
+        curl_easy_reset(curl);
+        curl_easy_setopt(curl, CURLOPT_URL, url);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out->body);
+        curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(curl, CURLOPT_HEADERDATA, out);
+        curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_ms);
+        curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
+        curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+        c = curl_easy_perform(curl);
+        if (c != CURLE_OK)
+                r = map_curl_error(c, out, err, url);
+        else
+                curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+        /* The header list held the key: wipe it before freeing. */
+        for (struct curl_slist *h = hdrs; h; h = h->next)
+                explicit_bzero(h->data, strlen(h->data));
+        curl_slist_free_all(hdrs);
+        return r;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef HEAL_LLM_INTERNAL_H
+#define HEAL_LLM_INTERNAL_H
+
+#include <curl/curl.h>
+#include <stdint.h>
+
+#include "heal/buf.h"
+#include "heal/llm.h"
+
+/* One HTTP exchange. */
+struct http_reply {
+        long status;
+        heal_buf body;
+        char content_type[128];
+        char request_id[128];
+        int64_t retry_after_ms; /* from Retry-After / retry-after-ms; -1 when absent */
+};
+
+/* http.c */
+int http_post_json(CURL *curl, const char *url, const char *api_key, const char *body,
+                   const heal_llm_config *cfg, struct http_reply *out, heal_error *err);
+void http_reply_release(struct http_reply *r);
+int64_t http_parse_retry_after(const char *value, int64_t now_s);
+
+/* openai.c: the Chat Completions wire format */
+int openai_encode(char **ret, const heal_llm_request *req, heal_error *err);
+int openai_decode(heal_llm_response *resp, const char *body, size_t len, heal_error *err);
+void openai_error_message(char *out, size_t len, const char *body, size_t body_len);
+
+/* retry.c */
+bool retry_is_retryable(long status, int r);
+uint64_t retry_delay_ms(unsigned attempt, int64_t retry_after_ms, uint64_t cap_ms);
+
+#endif

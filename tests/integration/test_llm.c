@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* The OpenAI-compatible provider against a real HTTP server on 127.0.0.1 (tests/helpers/httpd.c).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "heal/llm.h"
+
+#include "httpd.h"
+
+#define OK_BODY                                                                        \
+ "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,"    \
+ "\"message\":{\"role\":\"assistant\",\"content\":\"hello there\"},\"finish_reason\":" \
+ "\"stop\"}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,"                 \
+ "\"prompt_tokens_details\":{\"cached_tokens\":4}}}"
+
+static struct httpd srv;
+static heal_llm_client *client;
+static heal_llm_response resp;
+static heal_error err;
+
+static void fini(void)
+{
+        heal_llm_response_release(&resp);
+        client = heal_llm_client_free(client);
+}
+
+TestSuite(llm, .fini = fini, .timeout = 30);
+
+static int ask(const struct httpd_reply *replies, size_t n, unsigned retries, uint64_t timeout_ms,
+               uint64_t max_bytes)
+{
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_message msg = { .role = HEAL_LLM_USER, .content = "say hello" };
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+        int r;
+
+        httpd_start(&srv, replies, n);
+        cfg.base_url = srv.base_url;
+        cfg.api_key = "sk-test-secret";
+        cfg.max_retries = retries;
+        cfg.max_retry_wait_ms = 50;
+        cfg.timeout_ms = timeout_ms;
+        if (max_bytes)
+                cfg.max_response_bytes = max_bytes;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0, "%s", err.msg);
+        req.model = "gpt-test";
+        req.system = "be brief";
+        req.messages = &msg;
+        req.n_messages = 1;
+        err = (heal_error)HEAL_ERROR_INIT;
+        r = heal_llm_complete(client, &req, &resp, &err);
+        httpd_stop(&srv);
+        return r;
+}
+
+Test(llm, plain_answer_and_the_request_on_the_wire)
+{
+        struct httpd_reply ok = { 200, NULL, "x-request-id: req-42\r\n", OK_BODY, 0, 0 };
+
+        cr_assert_eq(ask(&ok, 1, 0, 5000, 0), 0, "%s", err.msg);
+        cr_assert_eq(resp.n_choices, 1);
+        cr_assert_str_eq(resp.choices[0].text, "hello there");
+        cr_assert_str_eq(resp.choices[0].finish_reason, "stop");
+        cr_assert_eq(resp.input_tokens, 12);
+        cr_assert_eq(resp.output_tokens, 3);
+        cr_assert_eq(resp.cached_tokens, 4);
+        cr_assert_str_eq(resp.request_id, "req-42");
+        cr_assert_eq(resp.attempts, 1);
+        cr_assert(strstr(srv.requests[0], "POST /v1/chat/completions HTTP/1.1"), "%s",
+                  srv.requests[0]);
+        cr_assert(strstr(srv.requests[0], "Authorization: Bearer sk-test-secret"));
+        cr_assert(strstr(srv.requests[0], "\"model\":\"gpt-test\""));
+        cr_assert(strstr(srv.requests[0], "{\"role\":\"system\",\"content\":\"be brief\"}"));
+        cr_assert(strstr(srv.requests[0], "{\"role\":\"user\",\"content\":\"say hello\"}"));
+}
+
+Test(llm, several_tool_calls_in_one_turn)
+{
+        struct httpd_reply calls = {
+                200,
+                NULL,
+                NULL,
+                "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":null,"
+                "\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":"
+                "{\"name\":\"run_code\",\"arguments\":\"{\\\"language\\\":\\\"go\\\"}\"}},"
+                "{\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":\"run_code\","
+                "\"arguments\":\"{\\\"language\\\": \"}}]},\"finish_reason\":\"tool_calls\"}]}",
+                0,
+                0,
+        };
+
+        cr_assert_eq(ask(&calls, 1, 0, 5000, 0), 0, "%s", err.msg);
+        cr_assert_str_eq(resp.choices[0].text, "");
+        cr_assert_str_eq(resp.choices[0].finish_reason, "tool_calls");
+        cr_assert_eq(resp.choices[0].n_tool_calls, 2);
+        cr_assert_str_eq(resp.choices[0].tool_calls[0].id, "call_1");
+        cr_assert_str_eq(resp.choices[0].tool_calls[0].name, "run_code");
+        cr_assert_str_eq(resp.choices[0].tool_calls[0].arguments, "{\"language\":\"go\"}");
+        cr_assert(resp.choices[0].tool_calls[0].arguments_valid);
+        cr_assert_not(resp.choices[0].tool_calls[1].arguments_valid,
+                      "broken arguments are flagged, not a crash");
+}
+
+Test(llm, rate_limited_then_success_honours_retry_after)
+{
+        struct httpd_reply r[] = {
+                { 429, NULL, "retry-after-ms: 30\r\n",
+                  "{\"error\":{\"message\":\"Rate limit reached\"}}", 0, 0 },
+                { 200, NULL, NULL, OK_BODY, 0, 0 },
+        };
+        struct timespec t0, t1;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        cr_assert_eq(ask(r, 2, 3, 5000, 0), 0, "%s", err.msg);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cr_assert_eq(resp.attempts, 2);
+        cr_assert_geq((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 30,
+                      "waited as the server asked");
+}
+
+Test(llm, server_error_then_success)
+{
+        struct httpd_reply r[] = {
+                { 500, NULL, NULL, "{\"error\":{\"message\":\"boom\"}}", 0, 0 },
+                { 200, NULL, NULL, OK_BODY, 0, 0 },
+        };
+
+        cr_assert_eq(ask(r, 2, 3, 5000, 0), 0, "%s", err.msg);
+        cr_assert_eq(resp.attempts, 2);
+        cr_assert_str_eq(resp.choices[0].text, "hello there");
+}
+
+Test(llm, unauthorized_is_not_retried_and_quotes_the_provider)
+{
+        struct httpd_reply r[] = {
+                { 401, NULL, NULL,
+                  "{\"error\":{\"message\":\"Incorrect API key provided: sk-te***\"}}", 0, 0 },
+                { 200, NULL, NULL, OK_BODY, 0, 0 },
+        };
+
+        cr_assert_eq(ask(r, 1, 3, 5000, 0), -EACCES, "%s", err.msg);
+        cr_assert_eq(srv.served, 1, "no retry after 401");
+        cr_assert(strstr(err.msg, "HTTP 401: Incorrect API key provided"), "%s", err.msg);
+        cr_assert_null(strstr(err.msg, "sk-test-secret"), "the key is never printed");
+}
+
+Test(llm, retries_run_out)
+{
+        struct httpd_reply r[] = {
+                { 503, NULL, NULL, "{\"error\":{\"message\":\"overloaded\"}}", 0, 0 },
+                { 503, NULL, NULL, "{\"error\":{\"message\":\"overloaded\"}}", 0, 0 },
+                { 503, NULL, NULL, "{\"error\":{\"message\":\"still overloaded\"}}", 0, 0 },
+        };
+
+        cr_assert_eq(ask(r, 3, 2, 5000, 0), -EAGAIN, "%s", err.msg);
+        cr_assert_eq(srv.served, 3);
+        cr_assert(strstr(err.msg, "gave up after 3 attempts") &&
+                          strstr(err.msg, "still overloaded"),
+                  "%s", err.msg);
+}
+
+Test(llm, malformed_json_names_what_came)
+{
+        struct httpd_reply r = { 200, NULL, NULL, "{\"choices\": [", 0, 0 };
+
+        cr_assert_eq(ask(&r, 1, 0, 5000, 0), -EPROTO, "%s", err.msg);
+        cr_assert(strstr(err.msg, "invalid JSON"), "%s", err.msg);
+        heal_llm_response_release(&resp);
+        client = heal_llm_client_free(client);
+        r.body = "{\"object\":\"list\",\"data\":[]}";
+        cr_assert_eq(ask(&r, 1, 0, 5000, 0), -EPROTO, "%s", err.msg);
+        cr_assert(strstr(err.msg, "expected a chat completion with 'choices'"), "%s", err.msg);
+}
+
+Test(llm, wrong_content_type)
+{
+        struct httpd_reply r = { 200, "text/html", NULL, "<html>captive portal</html>", 0, 0 };
+
+        cr_assert_eq(ask(&r, 1, 0, 5000, 0), -EPROTO, "%s", err.msg);
+        cr_assert(strstr(err.msg, "content type 'text/html'"), "%s", err.msg);
+}
+
+Test(llm, oversized_response)
+{
+        struct httpd_reply r = { 200, NULL, NULL, NULL, 1 << 20, 0 };
+
+        cr_assert_eq(ask(&r, 1, 0, 5000, 4096), -E2BIG, "%s", err.msg);
+        cr_assert(strstr(err.msg, "larger than 4096 bytes"), "%s", err.msg);
+}
+
+Test(llm, slower_than_the_timeout)
+{
+        struct httpd_reply r = { 200, NULL, NULL, OK_BODY, 0, 1500 };
+
+        cr_assert_eq(ask(&r, 1, 0, 300, 0), -ETIMEDOUT, "%s", err.msg);
+}
+
+Test(llm, bad_configuration)
+{
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), -EINVAL);
+        cfg.base_url = "http://127.0.0.1:1/v1";
+        cfg.provider = "carrier-pigeon";
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), -EINVAL);
+        cr_assert(strstr(err.msg, "unknown provider 'carrier-pigeon'"));
+}
