@@ -207,18 +207,19 @@ int openai_decode(heal_llm_response *resp, const char *body, size_t len, heal_er
         size_t n;
         int r = 0;
 
+        /* @body has a length and need not be NUL-terminated: quote it with "%.*s". */
         if (!root)
                 return heal_error_set(err, -EPROTO,
                                       "expected a JSON chat completion, got invalid JSON (%s at "
-                                      "byte %d): '%.60s'",
-                                      jerr.text, jerr.position, body);
+                                      "byte %d): '%.*s'",
+                                      jerr.text, jerr.position, (int)MIN(len, 60), body);
         choices = json_object_get(root, "choices");
         n = json_array_size(choices);
         if (!json_is_array(choices) || n == 0) {
                 json_decref(root);
                 return heal_error_set(err, -EPROTO,
-                                      "expected a chat completion with 'choices', got '%.80s'",
-                                      body);
+                                      "expected a chat completion with 'choices', got '%.*s'",
+                                      (int)MIN(len, 80), body);
         }
         resp->choices = calloc(n, sizeof(*resp->choices));
         if (!resp->choices) {
@@ -242,7 +243,9 @@ void openai_error_message(char *out, size_t len, const char *body, size_t body_l
 
         if (json_is_string(msg))
                 snprintf(out, len, "%s", json_string_value(msg));
+        else if (body_len)
+                snprintf(out, len, "%.*s", (int)MIN(body_len, 200), body);
         else
-                snprintf(out, len, "%.200s", body_len ? body : "(empty body)");
+                snprintf(out, len, "(empty body)");
         json_decref(root);
 }
