@@ -120,7 +120,8 @@ typedef struct heal_llm_response {
 
 /**
  * struct heal_llm_config - How to reach the model; strings copied by heal_llm_client_new().
- * @provider:           "openai" (the Chat Completions wire format).
+ * @provider:           "openai" (the Chat Completions wire format) or "replay" (answers from
+ *                      @cassette, no network).
  * @base_url:           e.g. "https://api.openai.com/v1"; "/chat/completions" is appended.
  * @api_key:            sent as "Authorization: Bearer"; NULL for local servers. Never logged.
  * @connect_timeout_ms: TCP + TLS connect, ms.
@@ -129,6 +130,8 @@ typedef struct heal_llm_response {
  *                      connection errors, timeouts); never after 400, 401, 403, 404.
  * @max_retry_wait_ms:  cap on one wait between attempts, whatever Retry-After says, ms.
  * @max_response_bytes: larger bodies are an error (-E2BIG), bytes.
+ * @cassette:           "replay": the cassette to answer from (JSON Lines, see docs/llm.md);
+ *                      "openai": when set, every answer is appended to it (record).
  */
 typedef struct heal_llm_config {
         const char *provider;
@@ -139,6 +142,7 @@ typedef struct heal_llm_config {
         unsigned max_retries;
         uint64_t max_retry_wait_ms;
         uint64_t max_response_bytes;
+        const char *cassette;
 } heal_llm_config;
 
 #define HEAL_LLM_CONFIG_INIT                                                                 \
@@ -151,7 +155,8 @@ typedef struct heal_llm_config {
  * heal_llm_client_new() - Create a client for one provider endpoint.
  * @ret: on success the client; free with heal_llm_client_free(). Untouched on failure.
  * @cfg: copied.
- * Return: 0; -EINVAL for an unknown provider or a missing base_url; -ENOMEM.
+ * Return: 0; -EINVAL for an unknown provider, a missing base_url (openai) or cassette (replay);
+ *         -ENOENT, -EBADMSG for a cassette that cannot be read or parsed; -ENOMEM.
  */
 int heal_llm_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_error *err);
 
@@ -170,6 +175,8 @@ heal_llm_client *heal_llm_client_free(heal_llm_client *c);
  * Retries: exponential backoff from 500 ms with full jitter, or the server's Retry-After
  * (seconds or an HTTP date) / retry-after-ms, capped at @max_retry_wait_ms.
  * Context: blocking; not thread-safe per client (use one client per thread).
+ * Replay: the answer recorded for the same canonical request; a miss is -ENOENT and the message
+ * names the nearest recorded request and where it differs.
  * Return: 0; -EACCES for 401/403 (bad key); -ENOENT for 404 (model or URL); -EINVAL for other
  *         4xx; -EAGAIN when retries ran out on 429/5xx; -ETIMEDOUT; -ECONNREFUSED and other
  *         connection errors; -EPROTO for a body that is not the expected JSON or the wrong

@@ -13,8 +13,11 @@
 
 struct heal_llm_client {
         heal_llm_config cfg;
+        bool replay;
         char *url;
         char *api_key;
+        char *record; /* cassette to append answers to, or NULL */
+        struct cassette cassette;
         CURL *curl;
 };
 
@@ -26,16 +29,40 @@ static void curl_init(void)
         srandom((unsigned)time(NULL));
 }
 
+static int replay_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_error *err)
+{
+        heal_llm_client *c;
+        int r;
+
+        if (!cfg->cassette || !*cfg->cassette)
+                return heal_error_set(err, -EINVAL, "the replay provider needs a cassette file");
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return heal_error_set(err, -ENOMEM, "out of memory");
+        c->replay = true;
+        r = cassette_load(&c->cassette, cfg->cassette, err);
+        if (r < 0) {
+                heal_llm_client_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
 int heal_llm_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_error *err)
 {
         heal_llm_client *c;
         size_t n;
 
-        if (!ret || !cfg || !cfg->base_url || !*cfg->base_url)
-                return heal_error_set(err, -EINVAL, "no base URL for the model provider");
+        if (!ret || !cfg)
+                return heal_error_set(err, -EINVAL, "invalid argument");
+        if (cfg->provider && strcmp(cfg->provider, "replay") == 0)
+                return replay_client_new(ret, cfg, err);
         if (!cfg->provider || strcmp(cfg->provider, "openai") != 0)
-                return heal_error_set(err, -EINVAL, "unknown provider '%s' (known: openai)",
+                return heal_error_set(err, -EINVAL, "unknown provider '%s' (known: openai, replay)",
                                       cfg->provider ? cfg->provider : "(null)");
+        if (!cfg->base_url || !*cfg->base_url)
+                return heal_error_set(err, -EINVAL, "no base URL for the model provider");
         pthread_once(&curl_once, curl_init);
         c = calloc(1, sizeof(*c));
         if (!c)
@@ -47,12 +74,13 @@ int heal_llm_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_
         if (asprintf(&c->url, "%.*s/chat/completions", (int)n, cfg->base_url) < 0)
                 c->url = NULL;
         c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
+        c->record = cfg->cassette ? strdup(cfg->cassette) : NULL;
         c->curl = curl_easy_init();
-        if (!c->url || (cfg->api_key && !c->api_key) || !c->curl) {
+        if (!c->url || (cfg->api_key && !c->api_key) || (cfg->cassette && !c->record) || !c->curl) {
                 heal_llm_client_free(c);
                 return heal_error_set(err, -ENOMEM, "out of memory");
         }
-        c->cfg.base_url = c->cfg.api_key = c->cfg.provider = NULL; /* not kept: copied above */
+        c->cfg.base_url = c->cfg.api_key = c->cfg.provider = c->cfg.cassette = NULL; /* copied */
         *ret = c;
         return 0;
 }
@@ -66,6 +94,8 @@ heal_llm_client *heal_llm_client_free(heal_llm_client *c)
                 free(c->api_key);
         }
         free(c->url);
+        free(c->record);
+        cassette_release(&c->cassette);
         if (c->curl)
                 curl_easy_cleanup(c->curl);
         free(c);
@@ -117,6 +147,23 @@ static int accept_reply(heal_llm_response *resp, const struct http_reply *rep, c
         return openai_decode(resp, rep->body.data ? rep->body.data : "", rep->body.len, err);
 }
 
+static int replay_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
+                           heal_error *err)
+{
+        heal_llm_response resp = { 0 };
+        json_t *recorded;
+        int r = cassette_lookup(&c->cassette, req, &recorded, err);
+
+        if (r >= 0)
+                r = cassette_response(&resp, recorded, err);
+        if (r < 0) {
+                heal_llm_response_release(&resp);
+                return r;
+        }
+        *ret = resp;
+        return 0;
+}
+
 int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
                       heal_error *err)
 {
@@ -126,6 +173,8 @@ int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_
 
         if (!c || !req || !ret)
                 return heal_error_set(err, -EINVAL, "invalid argument");
+        if (c->replay)
+                return replay_complete(c, req, ret, err);
         r = openai_encode(&body, req, err);
         for (unsigned attempt = 0; r >= 0; attempt++) {
                 struct http_reply rep;
@@ -155,6 +204,8 @@ int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_
                 r = 0;
                 heal_error_clear(err);
         }
+        if (r >= 0 && c->record)
+                r = cassette_append(c->record, req, &resp, err);
         if (r < 0) {
                 heal_llm_response_release(&resp);
                 return r;

@@ -3,6 +3,7 @@
 #define HEAL_LLM_INTERNAL_H
 
 #include <curl/curl.h>
+#include <jansson.h>
 #include <stdint.h>
 
 #include "heal/buf.h"
@@ -27,6 +28,26 @@ int64_t http_parse_retry_after(const char *value, int64_t now_s);
 int openai_encode(char **ret, const heal_llm_request *req, heal_error *err);
 int openai_decode(heal_llm_response *resp, const char *body, size_t len, heal_error *err);
 void openai_error_message(char *out, size_t len, const char *body, size_t body_len);
+
+/* cassette.c: record/replay */
+struct cassette_entry {
+        char *key;
+        char *request; /* canonical JSON */
+        json_t *response;
+};
+struct cassette {
+        struct cassette_entry *entries;
+        size_t n;
+};
+int cassette_key(char **ret_canonical, char ret_key[33], const heal_llm_request *req,
+                 heal_error *err);
+int cassette_load(struct cassette *c, const char *path, heal_error *err);
+void cassette_release(struct cassette *c);
+int cassette_lookup(const struct cassette *c, const heal_llm_request *req, json_t **ret,
+                    heal_error *err);
+int cassette_append(const char *path, const heal_llm_request *req, const heal_llm_response *resp,
+                    heal_error *err);
+int cassette_response(heal_llm_response *resp, json_t *o, heal_error *err);
 
 /* retry.c */
 bool retry_is_retryable(long status, int r);

@@ -3,8 +3,10 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "heal/llm.h"
 
@@ -207,4 +209,90 @@ Test(llm, bad_configuration)
         cfg.provider = "carrier-pigeon";
         cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), -EINVAL);
         cr_assert(strstr(err.msg, "unknown provider 'carrier-pigeon'"));
+}
+
+static int replay(const char *cassette, const char *question)
+{
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_message msg = { .role = HEAL_LLM_USER, .content = question };
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+
+        cfg.provider = "replay";
+        cfg.cassette = cassette;
+        err = (heal_error)HEAL_ERROR_INIT;
+        heal_llm_response_release(&resp);
+        client = heal_llm_client_free(client);
+        if (heal_llm_client_new(&client, &cfg, &err) < 0)
+                return err.code;
+        req.model = "gpt-test";
+        req.system = "be brief";
+        req.messages = &msg;
+        req.n_messages = 1;
+        return heal_llm_complete(client, &req, &resp, &err);
+}
+
+Test(llm, record_then_replay_round_trips_without_the_key)
+{
+        char path[] = "/tmp/heal-test-cassette-XXXXXX";
+        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0 };
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_message msg = { .role = HEAL_LLM_USER, .content = "say hello" };
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+        char text[8192] = "";
+        FILE *f;
+        int fd = mkstemp(path);
+
+        cr_assert(fd >= 0);
+        close(fd);
+        httpd_start(&srv, &ok, 1);
+        cfg.base_url = srv.base_url;
+        cfg.api_key = "sk-test-secret";
+        cfg.cassette = path;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0, "%s", err.msg);
+        req.model = "gpt-test";
+        req.system = "be brief";
+        req.messages = &msg;
+        req.n_messages = 1;
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), 0, "%s", err.msg);
+        httpd_stop(&srv);
+        f = fopen(path, "re");
+        cr_assert_gt(fread(text, 1, sizeof(text) - 1, f), 0);
+        fclose(f);
+        cr_assert_null(strstr(text, "sk-test-secret"), "the key never reaches a cassette");
+        cr_assert(strstr(text, "\"key\":") && strstr(text, "hello there"), "%s", text);
+
+        cr_assert_eq(replay(path, "say hello"), 0, "%s", err.msg);
+        cr_assert_str_eq(resp.choices[0].text, "hello there");
+        cr_assert_eq(resp.input_tokens, 12);
+        cr_assert_eq(resp.attempts, 0, "no HTTP request was made");
+
+        cr_assert_eq(replay(path, "say goodbye"), -ENOENT);
+        cr_assert(strstr(err.msg, "nearest recorded request differs at byte") &&
+                          strstr(err.msg, "recorded 'hello") && strstr(err.msg, "asked 'goodbye"),
+                  "%s", err.msg);
+        unlink(path);
+}
+
+Test(llm, hand_written_cassette_with_tool_calls)
+{
+        char path[] = "/tmp/heal-test-cassette-XXXXXX";
+        const char *canonical_line;
+        int fd = mkstemp(path);
+        FILE *f = fdopen(fd, "w");
+
+        /* A cassette line for a request we do not ask: the file parses, the lookup misses. */
+        canonical_line = "{\"key\":\"00\",\"request\":{\"model\":\"m\"},\"response\":{\"choices\":"
+                         "[{\"text\":\"\",\"finish_reason\":\"tool_calls\",\"tool_calls\":[{\"id\":"
+                         "\"c1\",\"name\":\"run_code\",\"arguments\":\"{}\"}]}],\"usage\":{}}}\n";
+        fputs(canonical_line, f);
+        fclose(f);
+        cr_assert_eq(replay(path, "anything"), -ENOENT);
+        cr_assert(strstr(err.msg, "recorded '"), "%s", err.msg);
+        f = fopen(path, "we");
+        fputs("{\"key\": 1}\n", f);
+        fclose(f);
+        cr_assert_eq(replay(path, "anything"), -EBADMSG);
+        cr_assert(strstr(err.msg, "line 1: expected {key, request, response}"), "%s", err.msg);
+        cr_assert_eq(replay("/nonexistent/cassette", "x"), -ENOENT);
+        unlink(path);
 }
