@@ -456,8 +456,9 @@ static int exit_code(const heal_sandbox_result *res)
 static void fail_json(const struct run_opts *o, const char *msg)
 {
         if (o->json)
-                json_print(json_pack("{s:s,s:i,s:i,s:[],s:s}", "status", "setup_error", "exit_code",
-                                     EXIT_SETUP, "signal", 0, "limits_hit", "message", msg));
+                json_print(json_pack("{s:s,s:i,s:i,s:[],s:o}", "status", "setup_error", "exit_code",
+                                     EXIT_SETUP, "signal", 0, "limits_hit", "message",
+                                     json_string_bytes(msg, strlen(msg))));
 }
 
 /* The working directory must exist on the host before the default view can share it. */

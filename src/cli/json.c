@@ -81,10 +81,14 @@ static json_t *procs_json(const heal_sandbox_result *res)
                 const heal_sandbox_proc *p = &res->procs[i];
                 char state[2] = { p->state ? p->state : '?', 0 };
 
-                json_array_append_new(a, json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:I}", "pid", p->pid,
-                                                   "ppid", p->ppid, "state", state, "comm", p->comm,
-                                                   "wchan", p->wchan, "syscall", p->syscall,
-                                                   "cpu_ms", (json_int_t)p->cpu_ms));
+                /* A process may name itself with any bytes: sanitized like the output. */
+                json_array_append_new(
+                        a, json_pack("{s:i,s:i,s:s,s:o,s:o,s:o,s:I}", "pid", p->pid, "ppid",
+                                     p->ppid, "state", state, "comm",
+                                     json_string_bytes(p->comm, strlen(p->comm)), "wchan",
+                                     json_string_bytes(p->wchan, strlen(p->wchan)), "syscall",
+                                     json_string_bytes(p->syscall, strlen(p->syscall)), "cpu_ms",
+                                     (json_int_t)p->cpu_ms));
         }
         return a;
 }
@@ -95,7 +99,7 @@ json_t *result_to_json(const heal_sandbox_result *res)
         const heal_sandbox_timing *t = &res->timing;
 
         return json_pack(
-                "{s:s,s:i,s:i,s:o,s:s,s:I,s:I,s:I,s:o,s:b,s:o,s:b,s:s,s:o,s:{s:I,s:I,s:I,s:I,s:I}}",
+                "{s:s,s:i,s:i,s:o,s:s,s:I,s:I,s:I,s:o,s:b,s:o,s:b,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I}}",
                 "status", heal_sandbox_status_to_string(res->status), "exit_code", res->exit_code,
                 "signal", res->signal, "limits_hit", limits_hit_json(res->limits_hit),
                 "enforcement", enforce[res->enforcement], "wall_ms", (json_int_t)res->wall_ms,
@@ -103,7 +107,8 @@ json_t *result_to_json(const heal_sandbox_result *res)
                 (json_int_t)res->mem_peak_bytes, "stdout",
                 json_string_bytes(res->out, res->out_len), "stdout_truncated", res->out_truncated,
                 "stderr", json_string_bytes(res->err, res->err_len), "stderr_truncated",
-                res->err_truncated, "message", res->message, "processes", procs_json(res),
+                res->err_truncated, "message",
+                json_string_bytes(res->message, strlen(res->message)), "processes", procs_json(res),
                 "timing_us", "clone", (json_int_t)t->clone_us, "maps", (json_int_t)t->maps_us,
                 "mounts", (json_int_t)t->mounts_us, "exec", (json_int_t)t->exec_us, "end",
                 (json_int_t)t->end_us);

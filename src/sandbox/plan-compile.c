@@ -334,6 +334,10 @@ static int compile_entry(struct plan_compiled *pc, struct child_op *op,
         return 0;
 }
 
+/* mount(2) copies one page of option data: a longer string would be cut, silently changing a
+ * layer path. */
+#define MOUNT_DATA_MAX 4095
+
 int plan_compile(struct plan_compiled *ret, const struct mount_entry *entries, size_t n,
                  const heal_sandbox_limits *limits, heal_error *err)
 {
@@ -346,6 +350,12 @@ int plan_compile(struct plan_compiled *ret, const struct mount_entry *entries, s
         pc.n_ops = n;
         for (size_t i = 0; i < n; i++) {
                 r = compile_entry(&pc, &pc.ops[i], entries, n, i, limits, err);
+                if (r >= 0 && pc.ops[i].data && strlen(pc.ops[i].data) >= MOUNT_DATA_MAX)
+                        r = heal_error_set(err, -EINVAL,
+                                           "mount entry %zu (%s at '%s'): its mount options are "
+                                           "%zu bytes; the kernel reads at most %d",
+                                           i, plan_kind_name(entries[i].kind), entries[i].target,
+                                           strlen(pc.ops[i].data), MOUNT_DATA_MAX);
                 if (r < 0) {
                         plan_compiled_release(&pc);
                         return r;
@@ -394,9 +404,57 @@ static bool cwd_needs_mount(const char *cwd)
         return true;
 }
 
+/* Kernel filesystems whose files are host settings, devices or other processes: never shared. */
+static bool is_kernel_fs(const char *type)
+{
+        static const char *const types[] = {
+                "proc",        "sysfs",    "cgroup",   "cgroup2", "tracefs", "debugfs",
+                "securityfs",  "bpf",      "configfs", "fusectl", "pstore",  "efivarfs",
+                "binfmt_misc", "devtmpfs", "devpts",   "mqueue",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(types); i++)
+                if (strcmp(type, types[i]) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * The working directory the default view shares (its real path: a symlink must not lead the
+ * bind into /proc or /etc) must neither be nor contain a kernel filesystem: a recursive bind
+ * would hand the command host settings (sysfs, /proc/sys, cgroupfs) or devices.
+ */
+static int check_shared_dir(const char *real, heal_error *err)
+{
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[4096];
+        int r = 0;
+
+        while (f && r == 0 && fgets(line, sizeof(line), f)) {
+                char mnt[PATH_MAX], type[64];
+                char *dash = strstr(line, " - ");
+
+                if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+                    sscanf(dash, " - %63s", type) != 1)
+                        continue;
+                if (is_kernel_fs(type) && (path_under(mnt, real) || path_under(real, mnt)))
+                        r = heal_error_set(err, -EPERM,
+                                           "the working directory '%s' %s a %s mount ('%s'); heal "
+                                           "shares the working directory read-write and will not "
+                                           "share kernel filesystems: work elsewhere or use "
+                                           "--chdir",
+                                           real, path_under(real, mnt) ? "is on" : "contains", type,
+                                           mnt);
+        }
+        if (f)
+                fclose(f);
+        return r;
+}
+
 int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, unsigned flags,
                       heal_error *err)
 {
+        char real[PATH_MAX];
         static const char *const root_opts[] = { "mode=0755", "size=1m", "nr_inodes=4096", NULL };
         static const char *const tmp_opts[] = { "mode=1777", NULL };
         static const char *const rw[] = { "rw", NULL };
@@ -424,7 +482,12 @@ int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, 
         /* A working directory of /tmp itself is shared in place of the private /tmp. */
         if (r >= 0 && strcmp(cwd, "/tmp") != 0)
                 r = plan_entry_add(&v, &n, HEAL_MOUNT_TMPFS, NULL, "/tmp", tmp_opts, true, err);
-        if (r >= 0 && cwd_needs_mount(cwd)) {
+        /* Decide on what the bind would really share, not on a name that may be a symlink. */
+        if (r >= 0 && !realpath(cwd, real))
+                r = heal_error_set(err, -errno, "working directory '%s': %s", cwd, strerror(errno));
+        if (r >= 0 && cwd_needs_mount(real))
+                r = check_shared_dir(real, err);
+        if (r >= 0 && cwd_needs_mount(real)) {
                 if (flags & HEAL_SANDBOX_CWD_OVERLAY)
                         r = plan_entry_add(&v, &n, HEAL_MOUNT_OVERLAY, cwd, cwd, NULL, true, err);
                 else

@@ -17,35 +17,38 @@
 #include "core/util.h"
 #include "sandbox-internal.h"
 
-#define SECRETS_MAX 256
-
 struct secret {
         char *path;
         bool dir;
 };
 
-static struct secret secrets[SECRETS_MAX];
+static struct secret *secrets;
 static size_t n_secrets;
+static bool walk_failed; /* fail closed: a partial list would expose the rest */
 static pthread_once_t secrets_once = PTHREAD_ONCE_INIT;
 
 static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
         bool dir = type == FTW_D || type == FTW_DNR;
+        struct secret *grown;
 
         if (ftw->level == 0 || (type != FTW_F && !dir) || (st->st_mode & S_IROTH))
                 return FTW_CONTINUE;
-        if (n_secrets == SECRETS_MAX)
+        grown = realloc(secrets, (n_secrets + 1) * sizeof(*grown));
+        if (!grown || !(grown[n_secrets].path = strdup(path))) {
+                secrets = grown ? grown : secrets;
+                walk_failed = true;
                 return FTW_STOP;
-        secrets[n_secrets].path = strdup(path);
-        if (!secrets[n_secrets].path)
-                return FTW_STOP;
+        }
+        secrets = grown;
         secrets[n_secrets++].dir = dir;
         return dir ? FTW_SKIP_SUBTREE : FTW_CONTINUE;
 }
 
 static void walk(void)
 {
-        (void)nftw("/etc", visit, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+        if (nftw("/etc", visit, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL) < 0)
+                walk_failed = true;
 }
 
 int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err)
@@ -54,6 +57,10 @@ int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err)
         int r = 0;
 
         pthread_once(&secrets_once, walk);
+        if (walk_failed)
+                return heal_error_set(err, -ENOMEM,
+                                      "cannot list what /etc hides from other users; as root heal "
+                                      "will not run without hiding it");
         for (size_t i = 0; r >= 0 && i < n_secrets; i++)
                 r = secrets[i].dir ? plan_entry_add(v, n, HEAL_MOUNT_TMPFS, NULL, secrets[i].path,
                                                     dir_opts, true, err)

@@ -424,3 +424,58 @@ Test(traps, a_planted_symlink_cannot_become_an_overlay_layer)
         free(dir);
         free(victim);
 }
+
+Test(traps, kernel_filesystems_are_never_the_shared_directory)
+{
+        const char *argv[] = { "/bin/true", NULL };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_sandbox *sb = test_sandbox("/sys/kernel");
+        int r = heal_sandbox_run(sb, argv, &res, &err);
+
+        heal_sandbox_free(sb);
+        cr_assert_eq(r, -EPERM, "%d %s", r, err.msg);
+        cr_assert(strstr(err.msg, "sysfs") && strstr(err.msg, "will not share kernel filesystems"),
+                  "%s", err.msg);
+}
+
+Test(traps, a_symlinked_working_directory_is_judged_by_its_target)
+{
+        const char *argv[] = { "/bin/sh", "-c", "cat sys/kernel/ostype", NULL };
+        char *dir = test_tempdir(), link[300];
+        heal_sandbox *sb;
+
+        snprintf(link, sizeof(link), "%s/pl", dir);
+        cr_assert_eq(symlink("/proc", link), 0);
+        sb = test_sandbox(link);
+        test_run(sb, argv, &res);
+        heal_sandbox_free(sb);
+        /* The host's /proc is not bound there: the directory is simply not in the sandbox. */
+        cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR, "%s", res.out);
+        cr_assert_null(strstr(res.out, "Linux"), "%s", res.out);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(traps, mount_options_longer_than_the_kernel_reads_are_refused)
+{
+        const char *argv[] = { "/bin/true", NULL };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_sandbox *sb = test_sandbox("/");
+        char lower[4200] = "lowerdir=/";
+        int r;
+
+        for (size_t i = strlen(lower); i < sizeof(lower) - 8; i++)
+                lower[i] = '/';
+        lower[sizeof(lower) - 8] = '\0';
+        strcat(lower, "usr");
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/", "/",
+                                            (const char *const[]){ "ro", NULL }, &err),
+                     0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "overlay", NULL, "/mnt",
+                                            (const char *const[]){ lower, NULL }, &err),
+                     0, "%s", err.msg);
+        r = heal_sandbox_run(sb, argv, &res, &err);
+        heal_sandbox_free(sb);
+        cr_assert_eq(r, -EINVAL, "%d %s", r, err.msg);
+        cr_assert(strstr(err.msg, "the kernel reads at most 4095"), "%s", err.msg);
+}
