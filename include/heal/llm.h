@@ -72,6 +72,8 @@ typedef struct heal_llm_tool {
  * @max_tokens:  0: the provider's default.
  * @n:           number of candidate answers; 0 means 1.
  * @stop:        NULL-terminated stop sequences, or NULL.
+ * @stream:      ask for a streamed answer (server-sent events) and assemble it; the response
+ *               is the same as without streaming. A stream cut before its end is -EPROTO.
  */
 typedef struct heal_llm_request {
         const char *model;
@@ -84,6 +86,7 @@ typedef struct heal_llm_request {
         unsigned max_tokens;
         unsigned n;
         const char *const *stop;
+        bool stream;
 } heal_llm_request;
 
 #define HEAL_LLM_REQUEST_INIT \

@@ -136,8 +136,13 @@ static int http_error(const struct http_reply *rep, const char *url, heal_error 
 }
 
 static int accept_reply(heal_llm_response *resp, const struct http_reply *rep, const char *url,
-                        heal_error *err)
+                        struct openai_stream *stream, heal_error *err)
 {
+        if (rep->streamed) {
+                if (rep->request_id[0]) /* else the id the chunks carried */
+                        snprintf(resp->request_id, sizeof(resp->request_id), "%s", rep->request_id);
+                return openai_stream_finish(stream, err);
+        }
         if (!strcasestr(rep->content_type, "json"))
                 return heal_error_set(err, -EPROTO,
                                       "expected JSON from '%s', got content type '%s': '%.60s'",
@@ -177,16 +182,26 @@ int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_
                 return replay_complete(c, req, ret, err);
         r = openai_encode(&body, req, err);
         for (unsigned attempt = 0; r >= 0; attempt++) {
+                struct openai_stream *stream = NULL;
+                struct http_sink sink = { openai_stream_feed, NULL };
                 struct http_reply rep;
                 uint64_t wait_ms;
 
-                r = http_post_json(c->curl, c->url, c->api_key, body, &c->cfg, &rep, err);
+                /* A fresh assembler per attempt: a retried stream starts over. */
+                if (req->stream &&
+                    (r = openai_stream_new(&stream, &resp, c->cfg.max_response_bytes, err)) < 0)
+                        break;
+                sink.userdata = stream;
+                r = http_post_json(c->curl, c->url, c->api_key, body, &c->cfg,
+                                   stream ? &sink : NULL, &rep, err);
                 resp.attempts++;
                 if (r == 0 && rep.status >= 200 && rep.status < 300) {
-                        r = accept_reply(&resp, &rep, c->url, err);
+                        r = accept_reply(&resp, &rep, c->url, stream, err);
+                        openai_stream_free(stream);
                         http_reply_release(&rep);
                         break;
                 }
+                openai_stream_free(stream);
                 if (r == 0)
                         r = http_error(&rep, c->url, err);
                 if (!retry_is_retryable(rep.status, r) || attempt >= c->cfg.max_retries) {

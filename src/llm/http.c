@@ -15,12 +15,32 @@ void http_reply_release(struct http_reply *r)
         heal_buf_release(&r->body);
 }
 
+/* Returning less than given makes curl stop with CURLE_WRITE_ERROR. */
 static size_t on_body(char *data, size_t size, size_t n, void *userdata)
 {
-        heal_buf *b = userdata;
+        struct http_reply *r = userdata;
+        size_t len = size * n;
+        long status = 0;
 
-        /* Returning less than given makes curl stop with CURLE_WRITE_ERROR. */
-        return heal_buf_append(b, data, size * n) < 0 ? 0 : size * n;
+        r->received += len;
+        if (r->received > r->body.max) {
+                r->body.truncated = true;
+                return 0;
+        }
+        curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
+        /* Only a successful event stream goes to the sink; errors come as JSON bodies. */
+        if (r->sink && status >= 200 && status < 300 &&
+            strcasestr(r->content_type, "text/event-stream")) {
+                int e = r->sink->fn(data, len, r->sink->userdata);
+
+                r->streamed = true;
+                if (e < 0) {
+                        r->sink_error = e;
+                        return 0;
+                }
+                return len;
+        }
+        return heal_buf_append(&r->body, data, len) < 0 ? 0 : len;
 }
 
 /* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3); -1 when unreadable. */
@@ -75,6 +95,8 @@ static int map_curl_error(CURLcode c, const struct http_reply *r, heal_error *er
 {
         switch (c) {
         case CURLE_WRITE_ERROR:
+                if (r->sink_error)
+                        return r->sink_error; /* the sink filled @err itself */
                 if (r->body.truncated)
                         return heal_error_set(err, -E2BIG,
                                               "the response from '%s' is larger than "
@@ -100,17 +122,19 @@ static int map_curl_error(CURLcode c, const struct http_reply *r, heal_error *er
 }
 
 int http_post_json(CURL *curl, const char *url, const char *api_key, const char *body,
-                   const heal_llm_config *cfg, struct http_reply *out, heal_error *err)
+                   const heal_llm_config *cfg, const struct http_sink *sink, struct http_reply *out,
+                   heal_error *err)
 {
         struct curl_slist *hdrs = NULL;
         char auth[1024];
         CURLcode c;
         int r = 0;
 
-        *out = (struct http_reply){ .retry_after_ms = -1 };
+        *out = (struct http_reply){ .retry_after_ms = -1, .curl = curl, .sink = sink };
         heal_buf_init(&out->body, cfg->max_response_bytes);
         hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-        hdrs = curl_slist_append(hdrs, "Accept: application/json");
+        hdrs = curl_slist_append(hdrs, sink ? "Accept: text/event-stream, application/json"
+                                            : "Accept: application/json");
         if (api_key && *api_key) {
                 snprintf(auth, sizeof(auth), "Authorization: Bearer %s", api_key);
                 hdrs = curl_slist_append(hdrs, auth);
@@ -122,7 +146,7 @@ int http_post_json(CURL *curl, const char *url, const char *api_key, const char 
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
         curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
         curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out->body);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, out);
         curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
         curl_easy_setopt(curl, CURLOPT_HEADERDATA, out);
         curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_ms);

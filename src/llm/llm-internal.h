@@ -9,6 +9,12 @@
 #include "heal/buf.h"
 #include "heal/llm.h"
 
+/* Where a successful text/event-stream body goes, piece by piece, instead of a buffer. */
+struct http_sink {
+        int (*fn)(const char *data, size_t len, void *userdata); /* < 0 stops the transfer */
+        void *userdata;
+};
+
 /* One HTTP exchange. */
 struct http_reply {
         long status;
@@ -16,11 +22,17 @@ struct http_reply {
         char content_type[128];
         char request_id[128];
         int64_t retry_after_ms; /* from Retry-After / retry-after-ms; -1 when absent */
+        CURL *curl;
+        const struct http_sink *sink;
+        uint64_t received; /* body bytes, streamed or not */
+        int sink_error;    /* what the sink returned when it stopped the transfer */
+        bool streamed;     /* the body went to the sink */
 };
 
 /* http.c */
 int http_post_json(CURL *curl, const char *url, const char *api_key, const char *body,
-                   const heal_llm_config *cfg, struct http_reply *out, heal_error *err);
+                   const heal_llm_config *cfg, const struct http_sink *sink, struct http_reply *out,
+                   heal_error *err);
 void http_reply_release(struct http_reply *r);
 int64_t http_parse_retry_after(const char *value, int64_t now_s);
 
@@ -28,6 +40,14 @@ int64_t http_parse_retry_after(const char *value, int64_t now_s);
 int openai_encode(char **ret, const heal_llm_request *req, heal_error *err);
 int openai_decode(heal_llm_response *resp, const char *body, size_t len, heal_error *err);
 void openai_error_message(char *out, size_t len, const char *body, size_t body_len);
+
+/* openai_stream.c: a streamed chat completion assembled from its SSE chunks */
+struct openai_stream;
+int openai_stream_new(struct openai_stream **ret, heal_llm_response *resp, size_t max_bytes,
+                      heal_error *err);
+int openai_stream_feed(const char *data, size_t len, void *userdata);
+int openai_stream_finish(struct openai_stream *s, heal_error *err);
+void openai_stream_free(struct openai_stream *s);
 
 /* cassette.c: record/replay */
 struct cassette_entry {

@@ -84,6 +84,10 @@ static void encode_options(json_t *root, const heal_llm_request *req)
                 json_object_set_new(root, "max_tokens", json_integer(req->max_tokens));
         if (req->n > 1)
                 json_object_set_new(root, "n", json_integer(req->n));
+        if (req->stream) {
+                json_object_set_new(root, "stream", json_true());
+                json_object_set_new(root, "stream_options", json_pack("{s:b}", "include_usage", 1));
+        }
         if (req->stop) {
                 json_t *stop = json_array();
 

@@ -296,3 +296,122 @@ Test(llm, hand_written_cassette_with_tool_calls)
         cr_assert_eq(replay("/nonexistent/cassette", "x"), -ENOENT);
         unlink(path);
 }
+
+static int ask_stream(const struct httpd_reply *replies, size_t n)
+{
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_message msg = { .role = HEAL_LLM_USER, .content = "stream it" };
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+        int r;
+
+        httpd_start(&srv, replies, n);
+        cfg.base_url = srv.base_url;
+        cfg.max_retries = 1;
+        cfg.max_retry_wait_ms = 20;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0, "%s", err.msg);
+        req.model = "gpt-test";
+        req.messages = &msg;
+        req.n_messages = 1;
+        req.stream = true;
+        err = (heal_error)HEAL_ERROR_INIT;
+        r = heal_llm_complete(client, &req, &resp, &err);
+        httpd_stop(&srv);
+        return r;
+}
+
+#define CHUNK(json) "data: " json "\n\n"
+
+Test(llm, streamed_answer_with_usage_chunk_and_comments)
+{
+        struct httpd_reply r = {
+                200,
+                "text/event-stream",
+                NULL,
+                ": OPENROUTER PROCESSING\r\n\r\n" CHUNK(
+                        "{\"id\":\"c-9\",\"choices\":[{\"index\":0,\"delta\":{\"role\":"
+                        "\"assistant\",\"content\":\"hel\"}}]}") "data: {\"choices\":[{\"index\":0,"
+                                                                 "\"delta\":{\"content\":\"lo\"},"
+                                                                 "\"finish_reason\":\"stop\"}]}\r\n\r\n" CHUNK(
+                                                                         "{\"choices\":[],\"usage\":{\"prompt_tokens\":7,"
+                                                                         "\"completion_tokens\":2}}") "data: [DONE]\n\n",
+                0,
+                0,
+        };
+
+        cr_assert_eq(ask_stream(&r, 1), 0, "%s", err.msg);
+        cr_assert(strstr(srv.requests[0], "\"stream\":true") &&
+                  strstr(srv.requests[0], "\"include_usage\":true"));
+        cr_assert_eq(resp.n_choices, 1);
+        cr_assert_str_eq(resp.choices[0].text, "hello");
+        cr_assert_str_eq(resp.choices[0].finish_reason, "stop");
+        cr_assert_eq(resp.input_tokens, 7);
+        cr_assert_eq(resp.output_tokens, 2);
+        cr_assert_str_eq(resp.request_id, "c-9");
+}
+
+Test(llm, streamed_tool_call_deltas_are_assembled_by_index)
+{
+        struct httpd_reply r = {
+                200,
+                "text/event-stream",
+                NULL,
+                CHUNK("{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+                      "\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"run_code\","
+                      "\"arguments\":\"{\\\"lang\"}}]}}]}")
+                        CHUNK("{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":"
+                              "\"call_b\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{}\"}}]}}]}")
+                                CHUNK("{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+                                      "\"function\":{\"arguments\":\"uage\\\":\\\"go\\\"}\"}}]},\"finish_reason\":"
+                                      "\"tool_calls\"}]}") "data: [DONE]\n\n",
+                0,
+                0,
+        };
+
+        cr_assert_eq(ask_stream(&r, 1), 0, "%s", err.msg);
+        cr_assert_eq(resp.choices[0].n_tool_calls, 2);
+        cr_assert_str_eq(resp.choices[0].tool_calls[0].id, "call_a");
+        cr_assert_str_eq(resp.choices[0].tool_calls[0].name, "run_code");
+        cr_assert_str_eq(resp.choices[0].tool_calls[0].arguments, "{\"language\":\"go\"}");
+        cr_assert(resp.choices[0].tool_calls[0].arguments_valid);
+        cr_assert_str_eq(resp.choices[0].tool_calls[1].name, "read_file");
+        cr_assert_str_eq(resp.choices[0].finish_reason, "tool_calls");
+}
+
+Test(llm, stream_cut_mid_event_is_an_error)
+{
+        struct httpd_reply r = {
+                200,
+                "text/event-stream",
+                NULL,
+                CHUNK("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial\"}}]}") "data: {\"choices\":[{\"ind",
+                0,
+                0,
+        };
+
+        cr_assert_eq(ask_stream(&r, 1), -EPROTO, "%s", err.msg);
+        cr_assert(strstr(err.msg, "before 'data: [DONE]'"), "%s", err.msg);
+}
+
+Test(llm, stream_request_answered_with_plain_json_still_works)
+{
+        struct httpd_reply r = { 200, NULL, NULL, OK_BODY, 0, 0 };
+
+        cr_assert_eq(ask_stream(&r, 1), 0, "%s", err.msg);
+        cr_assert_str_eq(resp.choices[0].text, "hello there");
+}
+
+Test(llm, stream_after_a_429_starts_over)
+{
+        struct httpd_reply r[] = {
+                { 429, NULL, "retry-after: 0\r\n", "{\"error\":{\"message\":\"slow down\"}}", 0,
+                  0 },
+                { 200, "text/event-stream", NULL,
+                  CHUNK("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},"
+                        "\"finish_reason\":\"stop\"}]}") "data: [DONE]\n\n",
+                  0, 0 },
+        };
+
+        cr_assert_eq(ask_stream(r, 2), 0, "%s", err.msg);
+        cr_assert_eq(resp.attempts, 2);
+        cr_assert_str_eq(resp.choices[0].text, "ok");
+}
