@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The streamed-completion assembler on arbitrary event streams, fed in pieces whose size comes
+ * from the first byte: no crash, no leak, only the documented errors, and a finished stream
+ * gives complete strings.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "heal/llm.h"
+
+#include "core/util.h"
+#include "fuzz.h"
+#include "llm/llm-internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        heal_llm_response resp = { 0 };
+        heal_error err = HEAL_ERROR_INIT;
+        struct openai_stream *s;
+        size_t step;
+        int r = 0;
+
+        if (size < 1)
+                return 0;
+        step = (size_t)(data[0] % 32) + 1;
+        data++, size--;
+        FUZZ_ASSERT(openai_stream_new(&s, &resp, 1 << 16, &err) == 0);
+        for (size_t off = 0; off < size && r == 0; off += step)
+                r = openai_stream_feed((const char *)data + off, MIN(step, size - off), s);
+        if (r == 0)
+                r = openai_stream_finish(s, &err);
+        FUZZ_ASSERT(r == 0 || r == -EPROTO || r == -E2BIG || r == -ENOMEM);
+        if (r == 0)
+                for (size_t i = 0; i < resp.n_choices; i++) {
+                        FUZZ_ASSERT(resp.choices[i].text);
+                        for (size_t j = 0; j < resp.choices[i].n_tool_calls; j++)
+                                FUZZ_ASSERT(resp.choices[i].tool_calls[j].id &&
+                                            resp.choices[i].tool_calls[j].name &&
+                                            resp.choices[i].tool_calls[j].arguments);
+                }
+        else
+                FUZZ_ASSERT(err.msg[0] != '\0');
+        openai_stream_free(s);
+        heal_llm_response_release(&resp);
+        return 0;
+}
