@@ -272,6 +272,62 @@ static int compile_overlay(struct plan_compiled *pc, struct child_op *op,
         return op->data ? 0 : heal_error_set(err, -ENOMEM, "out of memory");
 }
 
+/*
+ * Could another host user rename or swap a directory on @path while heal works on it? Every
+ * directory from "/" down must be owned by root or us and not writable by group or others,
+ * unless sticky (then others cannot rename our entries). Like sshd's StrictModes. Returns the
+ * first unsafe directory in @bad, or false when all are safe.
+ */
+static bool host_path_unsafe(const char *path, char *bad, size_t len)
+{
+        char buf[PATH_MAX];
+        size_t n = strlen(path);
+        struct stat st;
+
+        if (n >= sizeof(buf))
+                return true;
+        memcpy(buf, path, n + 1);
+        for (size_t i = 1; i <= n; i++) {
+                if (buf[i] != '/' && buf[i] != '\0')
+                        continue;
+                buf[i] = '\0';
+                if (lstat(buf, &st) < 0 || S_ISLNK(st.st_mode) ||
+                    (st.st_uid != 0 && st.st_uid != geteuid()) ||
+                    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+                        snprintf(bad, len, "%s", buf);
+                        return true;
+                }
+                buf[i] = i < n ? '/' : '\0';
+        }
+        return false;
+}
+
+/*
+ * As root, heal keeps working inside a proc or dev mount after mounting it (read-only /proc/sys,
+ * device nodes): on a bind of a directory another user can change, a well-timed rename would
+ * redirect that work. Such a mountpoint is refused.
+ */
+static int check_root_mountpoint(const struct mount_entry *entries, size_t idx, int cover,
+                                 heal_error *err)
+{
+        const struct mount_entry *e = &entries[idx], *c;
+        char host[PATH_MAX * 2], bad[PATH_MAX];
+
+        if (geteuid() != 0 || (e->kind != HEAL_MOUNT_PROC && e->kind != HEAL_MOUNT_DEV) ||
+            cover < 0 || entries[cover].kind != HEAL_MOUNT_BIND)
+                return 0;
+        c = &entries[cover];
+        snprintf(host, sizeof(host), "%s%s", strcmp(c->source, "/") == 0 ? "" : c->source,
+                 e->target + (strcmp(c->target, "/") == 0 ? 0 : strlen(c->target)));
+        if (!host_path_unsafe(host, bad, sizeof(bad)))
+                return 0;
+        return heal_error_set(err, -EPERM,
+                              "mount entry %zu (%s at '%s'): heal runs as root and the host "
+                              "directory behind it ('%s') can be changed by another user; put it "
+                              "on a tmpfs of the plan, or on a path only root owns",
+                              idx, plan_kind_name(e->kind), e->target, bad);
+}
+
 static int compile_entry(struct plan_compiled *pc, struct child_op *op,
                          const struct mount_entry *entries, size_t n, size_t idx,
                          const heal_sandbox_limits *lim, heal_error *err)
@@ -292,6 +348,8 @@ static int compile_entry(struct plan_compiled *pc, struct child_op *op,
                 op->may_create = c->kind == HEAL_MOUNT_TMPFS || c->kind == HEAL_MOUNT_DEV ||
                                  (c->kind == HEAL_MOUNT_OVERLAY && !c->upperdir);
         }
+        if (check_root_mountpoint(entries, idx, op->cover, err) < 0)
+                return err ? err->code : -EPERM;
         op->dst = newroot_path(pc, e->target);
         op->attr_set = e->attr_set;
         op->attr_clr = e->attr_clr;

@@ -479,3 +479,30 @@ Test(traps, mount_options_longer_than_the_kernel_reads_are_refused)
         cr_assert_eq(r, -EINVAL, "%d %s", r, err.msg);
         cr_assert(strstr(err.msg, "the kernel reads at most 4095"), "%s", err.msg);
 }
+
+Test(traps, root_mounts_proc_only_where_no_other_user_can_swap_the_path)
+{
+        const char *argv[] = { "/bin/true", NULL };
+        heal_error err = HEAL_ERROR_INIT;
+        char *dir = test_tempdir(), target[300];
+        heal_sandbox *sb = test_sandbox("/");
+        int r;
+
+        chmod(dir, 0777); /* anyone may rename what is inside */
+        snprintf(target, sizeof(target), "%s/proc", dir);
+        cr_assert_eq(mkdir(target, 0755), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", "/", "/",
+                                            (const char *const[]){ "ro", NULL }, &err),
+                     0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "proc", NULL, target, NULL, &err), 0);
+        r = heal_sandbox_run(sb, argv, &res, &err);
+        heal_sandbox_free(sb);
+        if (geteuid() == 0) {
+                cr_assert_eq(r, -EPERM, "%d %s", r, err.msg);
+                cr_assert(strstr(err.msg, "can be changed by another user"), "%s", err.msg);
+        } else {
+                cr_assert_eq(r, 0, "%s", err.msg); /* as a user the kernel's own checks hold */
+        }
+        test_rmtree(dir);
+        free(dir);
+}
