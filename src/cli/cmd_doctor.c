@@ -187,7 +187,7 @@ int cmd_doctor(int argc, char **argv)
                         printf("usage: heal doctor [--json]\n\nChecks namespaces, overlayfs, "
                                "seccomp, how limits are enforced, and the toolchains heal runs "
                                "in the sandbox; prints the fix for each problem.\nExit status: 0 "
-                               "when nothing failed, 1 otherwise.\n");
+                               "when nothing failed, 1 otherwise, 2 for a usage error.\n");
                         return 0;
                 } else {
                         log_error("doctor: unknown option '%s'", argv[i]);
@@ -202,6 +202,8 @@ int cmd_doctor(int argc, char **argv)
         check_tool(&d, "python3", py, "python3");
         c = add(&d, "llm", "warn");
         snprintf(c->detail, sizeof(c->detail),
-                 "no model provider in this build yet (the LLM layer is issue 3)");
+                 "no model is configured: libheal has an OpenAI-compatible client (docs/llm.md), "
+                 "but choosing a model from flags, environment or .heal/config is not in this "
+                 "build yet");
         return print(&d);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* heal run: run a command in a throwaway sandbox. Flags follow bwrap where they overlap. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -18,16 +19,18 @@ static const char run_usage[] =
         "\n"
         "Run CMD in a throwaway sandbox: new user, mount, PID, network, IPC, UTS and cgroup\n"
         "namespaces, no capabilities, a seccomp filter, and limits. Without mount options CMD sees\n"
-        "the host's /usr, /etc, /opt (read-only), a fresh /proc, a minimal /dev, an empty /tmp, and\n"
-        "the current directory read-write -- not your home directory. Only PATH, LANG, LC_*, TERM\n"
-        "and TZ pass from your environment (HOME is /tmp), so API keys stay out.\n"
+        "the host's /usr, /bin, /sbin, /lib*, /etc, /opt (read-only), a fresh /proc, a minimal\n"
+        "/dev, an empty /tmp, and the current directory read-write -- not your home directory.\n"
+        "Only PATH, LANG, LC_*, TERM and TZ pass from your environment (HOME is /tmp), so API keys\n"
+        "stay out. CMD's stdout and stderr are pipes, never a terminal.\n"
         "\n"
         "mounts (any of these replaces the default view; the first must put something at /):\n"
         "  --ro-bind SRC DST      bind host SRC read-only at DST (e.g. --ro-bind / /)\n"
         "  --bind SRC DST         bind host SRC read-write at DST\n"
         "  --tmpfs DST            fresh tmpfs at DST (--size and --perms before it apply to it)\n"
         "  --proc DST             fresh /proc of the sandbox\n"
-        "  --dev DST              minimal /dev (null, zero, full, random, urandom, tty, pts, shm)\n"
+        "  --dev DST              minimal /dev: null, zero, full, random, urandom, tty, pts/, ptmx,\n"
+        "                         shm/, fd, stdin, stdout, stderr\n"
         "  --overlay SRC DST      host SRC at DST as an overlay; writes vanish after the run\n"
         "  --ro-bind-try, --bind-try SRC DST   the same as --ro-bind/--bind, skipped when SRC\n"
         "                         does not exist\n"
@@ -39,8 +42,9 @@ static const char run_usage[] =
         "                         writes vanish after the run\n"
         "\n"
         "environment and isolation:\n"
-        "  --chdir DIR            working directory (default: the current one); with the default\n"
-        "                         view it is the host directory shared read-write\n"
+        "  --chdir DIR            working directory (default: the current one; a relative DIR is\n"
+        "                         taken from it); with the default view it is the host directory\n"
+        "                         shared read-write\n"
         "  --setenv VAR VALUE     set VAR; --unsetenv VAR removes it\n"
         "  --stdin                pass heal's stdin to CMD (default: /dev/null)\n"
         "  --share-net            use the host's network (default: loopback only)\n"
@@ -95,6 +99,7 @@ struct run_opts {
         heal_sandbox_limits limits;
         unsigned flags;
         const char *chdir;
+        char chdir_abs[PATH_MAX];
         const char **env_ops; /* pairs: name, value (NULL value = unset) */
         size_t n_env_ops;
         bool stdin_pass, json, home_set;
@@ -461,6 +466,32 @@ static void fail_json(const struct run_opts *o, const char *msg)
                                      json_string_bytes(msg, strlen(msg))));
 }
 
+/* --overlay-cwd is a default-view option: with a plan of one's own it would be ignored. */
+static int check_flags(const struct run_opts *o, heal_error *err)
+{
+        if (o->n_mounts && (o->flags & HEAL_SANDBOX_CWD_OVERLAY))
+                return heal_error_set(err, -EINVAL,
+                                      "--overlay-cwd changes the default view, and mount options "
+                                      "replace it; use --overlay SRC DST in your plan instead");
+        return 0;
+}
+
+/* Say so when the default view would share the whole /tmp or the user's home directory. */
+static void notice_shared(const struct run_opts *o)
+{
+        char cwd[PATH_MAX];
+        const char *dir = o->chdir, *home = getenv("HOME");
+
+        if (o->n_mounts || (o->flags & (HEAL_SANDBOX_CWD_OVERLAY | HEAL_SANDBOX_ISOLATION_NONE)))
+                return;
+        if (!dir && !(dir = getcwd(cwd, sizeof(cwd))))
+                return;
+        if (strcmp(dir, "/tmp") == 0 || (home && *home && strcmp(dir, home) == 0))
+                log_error("note: sharing '%s' read-write with the command (--chdir a project "
+                          "directory, or --overlay-cwd, to share less)",
+                          dir);
+}
+
 /* The working directory must exist on the host before the default view can share it. */
 static int check_cwd(const struct run_opts *o, heal_error *err)
 {
@@ -495,7 +526,18 @@ int cmd_run(int argc, char **argv)
         /* Streamed output costs heal no memory: no cap unless asked; --json keeps 16 MiB. */
         if (o->limits.out_max_bytes == UINT64_MAX)
                 o->limits.out_max_bytes = o->json ? HEAL_DEFAULT_OUT_MAX_BYTES : 0;
-        r = check_cwd(o, &err);
+        if (o->chdir && o->chdir[0] != '/') {
+                /* a relative --chdir is taken from heal's own working directory */
+                if (!realpath(o->chdir, o->chdir_abs)) {
+                        log_error("--chdir '%s': %s", o->chdir, strerror(errno));
+                        fail_json(o, "--chdir: no such directory");
+                        goto out;
+                }
+                o->chdir = o->chdir_abs;
+        }
+        r = check_flags(o, &err);
+        if (r >= 0)
+                r = check_cwd(o, &err);
         if (r >= 0)
                 r = heal_sandbox_new(&sb, &err);
         if (r >= 0)
@@ -505,6 +547,7 @@ int cmd_run(int argc, char **argv)
                 fail_json(o, err.msg);
                 goto out;
         }
+        notice_shared(o);
         running = sb;
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);

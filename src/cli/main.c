@@ -17,10 +17,12 @@ static const char usage[] =
         "  run [options] -- CMD [ARG...]   run CMD in a throwaway sandbox (namespaces, mounts,\n"
         "                                  limits, seccomp); see 'heal run --help'\n"
         "  doctor [--json]                 check what this machine supports and how to fix the rest\n"
+        "  --version                       print heal's version\n"
         "\n"
         "  heal -- CMD                     the repair job: not in this build yet (issue 5)\n"
         "\n"
-        "docs: docs/sandbox.md, docs/exit-codes.md, docs/json.md\n";
+        "docs: README.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md, docs/error-codes.md,\n"
+        "      docs/llm.md\n";
 
 /* Started with 0, 1 or 2 closed, heal's own descriptors would take those numbers and the
  * command's output or input would land in them: hold them with /dev/null first. */
