@@ -135,6 +135,8 @@ typedef struct heal_llm_response {
  * @max_response_bytes: larger bodies are an error (-E2BIG), bytes.
  * @cassette:           "replay": the cassette to answer from (JSON Lines, see docs/llm.md);
  *                      "openai": when set, every answer is appended to it (record).
+ * @cache_dir:          when set, answers are kept in this directory keyed by the canonical
+ *                      request, and the same request later costs nothing (NULL: no cache).
  */
 typedef struct heal_llm_config {
         const char *provider;
@@ -146,7 +148,36 @@ typedef struct heal_llm_config {
         uint64_t max_retry_wait_ms;
         uint64_t max_response_bytes;
         const char *cassette;
+        const char *cache_dir;
 } heal_llm_config;
+
+/**
+ * struct heal_llm_budget - Limits on what a client may spend; 0 means no limit for each field.
+ * @max_requests:    HTTP requests, retries included.
+ * @max_tokens:      input + output tokens as the provider reported them.
+ * @max_cost_micro_usd: money in millionths of a US dollar, from the price table (models
+ *                   without a price count nothing).
+ * @max_wall_ms:     time spent inside heal_llm_complete(), ms.
+ */
+typedef struct heal_llm_budget {
+        uint64_t max_requests;
+        uint64_t max_tokens;
+        uint64_t max_cost_micro_usd;
+        uint64_t max_wall_ms;
+} heal_llm_budget;
+
+/**
+ * struct heal_llm_tally - What a client spent so far. Cache and replay hits count as hits only.
+ */
+typedef struct heal_llm_tally {
+        uint64_t requests;
+        uint64_t cache_hits;
+        uint64_t input_tokens;
+        uint64_t output_tokens;
+        uint64_t cached_tokens;
+        uint64_t cost_micro_usd;
+        uint64_t wall_ms;
+} heal_llm_tally;
 
 #define HEAL_LLM_CONFIG_INIT                                                                 \
  {                                                                                           \
@@ -180,7 +211,8 @@ heal_llm_client *heal_llm_client_free(heal_llm_client *c);
  * Context: blocking; not thread-safe per client (use one client per thread).
  * Replay: the answer recorded for the same canonical request; a miss is -ENOENT and the message
  * names the nearest recorded request and where it differs.
- * Return: 0; -EACCES for 401/403 (bad key); -ENOENT for 404 (model or URL); -EINVAL for other
+ * Return: 0; -EDQUOT when the budget is exhausted (nothing sent; the message names the limit);
+ *         -EACCES for 401/403 (bad key); -ENOENT for 404 (model or URL); -EINVAL for other
  *         4xx; -EAGAIN when retries ran out on 429/5xx; -ETIMEDOUT; -ECONNREFUSED and other
  *         connection errors; -EPROTO for a body that is not the expected JSON or the wrong
  *         content type; -E2BIG for an oversized body; -ENOMEM.
@@ -189,6 +221,32 @@ heal_llm_client *heal_llm_client_free(heal_llm_client *c);
  */
 int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
                       heal_error *err);
+
+/**
+ * heal_llm_client_set_budget() - Limit what later calls may spend; @budget is copied.
+ *
+ * When a limit is reached, heal_llm_complete() returns -EDQUOT without sending anything (the
+ * call that crosses a limit still completes: limits are checked before a request).
+ */
+void heal_llm_client_set_budget(heal_llm_client *c, const heal_llm_budget *budget);
+
+/**
+ * heal_llm_client_set_price() - Price of @model in US dollars per million tokens; overrides the
+ * built-in table (docs/llm.md). Return: 0; -ENOMEM.
+ */
+int heal_llm_client_set_price(heal_llm_client *c, const char *model, double input_per_mtok,
+                              double output_per_mtok, double cached_input_per_mtok);
+
+/**
+ * heal_llm_client_tally() - What @c spent so far, copied into @ret.
+ */
+void heal_llm_client_tally(const heal_llm_client *c, heal_llm_tally *ret);
+
+/**
+ * heal_llm_tally_format() - One human line: "3 requests (1 from cache), 1234 tokens in, 56 out,
+ * $0.0012, 2.3 s". @buf of @len bytes, NUL-terminated.
+ */
+void heal_llm_tally_format(const heal_llm_tally *t, char *buf, size_t len);
 
 /**
  * heal_llm_response_release() - Free what @r owns and zero it; accepts a zeroed response.

@@ -167,7 +167,7 @@ static json_t *choice_to_json(const heal_llm_choice *ch)
                          ch->finish_reason, "tool_calls", calls);
 }
 
-static json_t *response_to_json(const heal_llm_response *resp)
+json_t *cassette_response_json(const heal_llm_response *resp)
 {
         json_t *choices = json_array();
 
@@ -192,7 +192,7 @@ int cassette_append(const char *path, const heal_llm_request *req, const heal_ll
                 return r;
         request = json_loads(canonical, 0, NULL);
         o = json_pack("{s:s,s:o,s:o}", "key", key, "request", request, "response",
-                      response_to_json(resp));
+                      cassette_response_json(resp));
         line = o ? json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
         json_decref(o);
         if (!line)

@@ -18,6 +18,8 @@ struct heal_llm_client {
         char *api_key;
         char *record; /* cassette to append answers to, or NULL */
         struct cassette cassette;
+        char *cache_dir;
+        struct llm_budget_state budget;
         CURL *curl;
 };
 
@@ -75,12 +77,15 @@ int heal_llm_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_
                 c->url = NULL;
         c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
         c->record = cfg->cassette ? strdup(cfg->cassette) : NULL;
+        c->cache_dir = cfg->cache_dir ? strdup(cfg->cache_dir) : NULL;
         c->curl = curl_easy_init();
-        if (!c->url || (cfg->api_key && !c->api_key) || (cfg->cassette && !c->record) || !c->curl) {
+        if (!c->url || (cfg->api_key && !c->api_key) || (cfg->cassette && !c->record) ||
+            (cfg->cache_dir && !c->cache_dir) || !c->curl) {
                 heal_llm_client_free(c);
                 return heal_error_set(err, -ENOMEM, "out of memory");
         }
         c->cfg.base_url = c->cfg.api_key = c->cfg.provider = c->cfg.cassette = NULL; /* copied */
+        c->cfg.cache_dir = NULL;
         *ret = c;
         return 0;
 }
@@ -95,6 +100,8 @@ heal_llm_client *heal_llm_client_free(heal_llm_client *c)
         }
         free(c->url);
         free(c->record);
+        free(c->cache_dir);
+        budget_release(&c->budget);
         cassette_release(&c->cassette);
         if (c->curl)
                 curl_easy_cleanup(c->curl);
@@ -169,17 +176,13 @@ static int replay_complete(heal_llm_client *c, const heal_llm_request *req, heal
         return 0;
 }
 
-int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
-                      heal_error *err)
+static int http_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
+                         heal_error *err)
 {
         heal_llm_response resp = { 0 };
         _cleanup_free_ char *body = NULL;
         int r;
 
-        if (!c || !req || !ret)
-                return heal_error_set(err, -EINVAL, "invalid argument");
-        if (c->replay)
-                return replay_complete(c, req, ret, err);
         r = openai_encode(&body, req, err);
         for (unsigned attempt = 0; r >= 0; attempt++) {
                 struct openai_stream *stream = NULL;
@@ -187,10 +190,14 @@ int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_
                 struct http_reply rep;
                 uint64_t wait_ms;
 
-                /* A fresh assembler per attempt: a retried stream starts over. */
+                /* A fresh assembler per attempt: a retried stream starts over. Every attempt is
+                 * a request the budget pays for: check before sending. */
+                if ((r = budget_check(&c->budget, err)) < 0)
+                        break;
                 if (req->stream &&
                     (r = openai_stream_new(&stream, &resp, c->cfg.max_response_bytes, err)) < 0)
                         break;
+                c->budget.tally.requests++;
                 sink.userdata = stream;
                 r = http_post_json(c->curl, c->url, c->api_key, body, &c->cfg,
                                    stream ? &sink : NULL, &rep, err);
@@ -227,4 +234,61 @@ int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_
         }
         *ret = resp;
         return 0;
+}
+
+static uint64_t mono_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
+                      heal_error *err)
+{
+        uint64_t start;
+        int r;
+
+        if (!c || !req || !ret)
+                return heal_error_set(err, -EINVAL, "invalid argument");
+        start = mono_ms();
+        if (c->replay) {
+                r = replay_complete(c, req, ret, err);
+                c->budget.tally.cache_hits += r == 0;
+        } else if ((r = budget_check(&c->budget, err)) < 0) {
+                return r;
+        } else if (c->cache_dir && cache_get(c->cache_dir, req, ret) == 0) {
+                c->budget.tally.cache_hits++;
+        } else {
+                r = http_complete(c, req, ret, err);
+                if (r == 0) {
+                        budget_add(&c->budget, req->model, ret);
+                        if (c->cache_dir)
+                                cache_put(c->cache_dir, req, ret);
+                }
+        }
+        c->budget.tally.wall_ms += mono_ms() - start;
+        return r;
+}
+
+void heal_llm_client_set_budget(heal_llm_client *c, const heal_llm_budget *budget)
+{
+        if (c && budget)
+                c->budget.limits = *budget;
+}
+
+int heal_llm_client_set_price(heal_llm_client *c, const char *model, double input_per_mtok,
+                              double output_per_mtok, double cached_input_per_mtok)
+{
+        if (!c || !model)
+                return -EINVAL;
+        return budget_set_price(&c->budget, model, input_per_mtok, output_per_mtok,
+                                cached_input_per_mtok);
+}
+
+void heal_llm_client_tally(const heal_llm_client *c, heal_llm_tally *ret)
+{
+        if (c && ret)
+                *ret = c->budget.tally;
 }

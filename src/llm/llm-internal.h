@@ -68,6 +68,29 @@ int cassette_lookup(const struct cassette *c, const heal_llm_request *req, json_
 int cassette_append(const char *path, const heal_llm_request *req, const heal_llm_response *resp,
                     heal_error *err);
 int cassette_response(heal_llm_response *resp, json_t *o, heal_error *err);
+json_t *cassette_response_json(const heal_llm_response *resp);
+
+/* budget.c */
+struct llm_price {
+        const char *model; /* a prefix of model names */
+        double input, output, cached;
+};
+struct llm_budget_state {
+        heal_llm_budget limits;
+        heal_llm_tally tally;
+        struct llm_price *prices; /* overrides, checked before the built-in table */
+        size_t n_prices;
+};
+const struct llm_price *budget_price(const struct llm_budget_state *b, const char *model);
+int budget_set_price(struct llm_budget_state *b, const char *model, double in, double out,
+                     double cached);
+void budget_release(struct llm_budget_state *b);
+int budget_check(const struct llm_budget_state *b, heal_error *err);
+void budget_add(struct llm_budget_state *b, const char *model, const heal_llm_response *r);
+
+/* cache.c: answers on disk, keyed like cassettes */
+int cache_get(const char *dir, const heal_llm_request *req, heal_llm_response *ret);
+void cache_put(const char *dir, const heal_llm_request *req, const heal_llm_response *resp);
 
 /* retry.c */
 bool retry_is_retryable(long status, int r);

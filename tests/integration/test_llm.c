@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -414,4 +415,108 @@ Test(llm, stream_after_a_429_starts_over)
         cr_assert_eq(ask_stream(r, 2), 0, "%s", err.msg);
         cr_assert_eq(resp.attempts, 2);
         cr_assert_str_eq(resp.choices[0].text, "ok");
+}
+
+static heal_llm_request hello_request(heal_llm_message *msg)
+{
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+
+        *msg = (heal_llm_message){ .role = HEAL_LLM_USER, .content = "say hello" };
+        req.model = "gpt-4.1-mini";
+        req.messages = msg;
+        req.n_messages = 1;
+        return req;
+}
+
+Test(llm, budget_stops_before_sending_and_tallies)
+{
+        struct httpd_reply ok[] = { { 200, NULL, NULL, OK_BODY, 0, 0 },
+                                    { 200, NULL, NULL, OK_BODY, 0, 0 } };
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_budget budget = { .max_requests = 2 };
+        heal_llm_message msg;
+        heal_llm_request req = hello_request(&msg);
+        heal_llm_tally t;
+        char line[256];
+
+        httpd_start(&srv, ok, 2);
+        cfg.base_url = srv.base_url;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0);
+        heal_llm_client_set_budget(client, &budget);
+        for (int i = 0; i < 2; i++) {
+                cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), 0, "%s", err.msg);
+                heal_llm_response_release(&resp);
+        }
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), -EDQUOT);
+        cr_assert(strstr(err.msg, "budget exhausted: 2 of 2 requests"), "%s", err.msg);
+        httpd_stop(&srv);
+        cr_assert_eq(srv.served, 2, "nothing was sent past the budget");
+        heal_llm_client_tally(client, &t);
+        cr_assert_eq(t.requests, 2);
+        cr_assert_eq(t.input_tokens, 24);
+        cr_assert_eq(t.output_tokens, 6);
+        cr_assert_eq(t.cached_tokens, 8);
+        /* gpt-4.1-mini: (12-4)*0.40 + 4*0.10 + 3*1.60 micro-$ per call = 8.4 -> 8 each */
+        cr_assert_eq(t.cost_micro_usd, 16, "%llu", (unsigned long long)t.cost_micro_usd);
+        heal_llm_tally_format(&t, line, sizeof(line));
+        cr_assert(strstr(line, "2 requests (0 from cache), 24 tokens in (8 cached), 6 out"), "%s",
+                  line);
+}
+
+Test(llm, token_and_money_budgets_with_price_override)
+{
+        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0 };
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_budget budget = { .max_cost_micro_usd = 1000 };
+        heal_llm_message msg;
+        heal_llm_request req = hello_request(&msg);
+
+        httpd_start(&srv, &ok, 1);
+        cfg.base_url = srv.base_url;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0);
+        cr_assert_eq(heal_llm_client_set_price(client, "gpt-4.1-mini", 100.0, 100.0, 100.0), 0);
+        heal_llm_client_set_budget(client, &budget);
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), 0, "%s", err.msg);
+        heal_llm_response_release(&resp);
+        /* 15 tokens at $100 per million = $0.0015 > $0.001 */
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), -EDQUOT);
+        cr_assert(strstr(err.msg, "budget exhausted: $0.0015 of $0.0010"), "%s", err.msg);
+        httpd_stop(&srv);
+}
+
+Test(llm, cache_answers_repeats_and_ignores_corruption)
+{
+        struct httpd_reply ok[] = { { 200, NULL, NULL, OK_BODY, 0, 0 },
+                                    { 200, NULL, NULL, OK_BODY, 0, 0 } };
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        char dir[] = "/tmp/heal-test-cache-XXXXXX", cmd[128];
+        heal_llm_message msg;
+        heal_llm_request req = hello_request(&msg);
+        heal_llm_tally t;
+
+        cr_assert_not_null(mkdtemp(dir));
+        httpd_start(&srv, ok, 2);
+        cfg.base_url = srv.base_url;
+        cfg.api_key = "sk-test-secret";
+        cfg.cache_dir = dir;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0);
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), 0, "%s", err.msg);
+        heal_llm_response_release(&resp);
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), 0, "%s", err.msg);
+        cr_assert_str_eq(resp.choices[0].text, "hello there");
+        cr_assert_str_eq(resp.request_id, "cache");
+        heal_llm_response_release(&resp);
+        heal_llm_client_tally(client, &t);
+        cr_assert_eq(t.requests, 1);
+        cr_assert_eq(t.cache_hits, 1);
+        snprintf(cmd, sizeof(cmd), "grep -rq sk-test-secret %s", dir);
+        cr_assert_neq(system(cmd), 0, "no key in the cache");
+        /* A corrupted entry is a miss, not an error. */
+        snprintf(cmd, sizeof(cmd), "for f in %s/*/*.json; do echo garbage > $f; done", dir);
+        cr_assert_eq(system(cmd), 0);
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), 0, "%s", err.msg);
+        httpd_stop(&srv);
+        cr_assert_eq(srv.served, 2, "the corrupted entry sent the request again");
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        cr_assert_eq(system(cmd), 0);
 }
