@@ -249,6 +249,52 @@ void heal_llm_client_tally(const heal_llm_client *c, heal_llm_tally *ret);
 void heal_llm_tally_format(const heal_llm_tally *t, char *buf, size_t len);
 
 /**
+ * struct heal_llm_selection - Which model heal would use, and why; filled by heal_llm_select().
+ * @config:   ready for heal_llm_client_new(); its strings point into this struct.
+ * @provider: the provider as the user named it: openai, openrouter, gemini, ollama, replay.
+ * @model:    the model name, for heal_llm_request.model.
+ * @source:   where the choice came from ("--model", "HEAL_MODEL", ".heal/config", or the API key
+ *            variable that implied it), for heal doctor and error messages.
+ * @key_from: the variable the API key came from, or "" (the key itself is never shown).
+ */
+typedef struct heal_llm_selection {
+        heal_llm_config config;
+        char provider[32];
+        char model[256];
+        char base_url[512];
+        char api_key[512];
+        char cassette[512];
+        char source[64];
+        char key_from[64];
+} heal_llm_selection;
+
+/**
+ * heal_llm_select() - Decide the provider, model, URL and key, as heal's commands do.
+ * @ret:         filled on success; release with heal_llm_selection_release() (wipes the key).
+ * @model_flag:  "PROVIDER:MODEL" from --model, or NULL (e.g. "openai:gpt-4.1-mini",
+ *               "ollama:qwen2.5-coder:7b": the first ':' separates).
+ * @url_flag:    base URL from --llm-url, or NULL.
+ * @envp:        the environment to read (HEAL_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL,
+ *               OPENROUTER_API_KEY, GEMINI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST,
+ *               HEAL_CASSETTE); borrowed.
+ * @config_path: an INI file with an [llm] section (model=, url=, cassette=), or NULL; a
+ *               missing file is not an error.
+ *
+ * Precedence: flags, then environment, then the config file; with no model named anywhere, an
+ * API key in the environment implies its provider's default model (docs/llm.md).
+ * Return: 0; -ENOENT when nothing is configured (the message says how to configure a model);
+ *         -EINVAL for a malformed PROVIDER:MODEL, an unknown provider, a provider this build
+ *         lacks, or a hosted provider without its key; -EBADMSG for a malformed config file.
+ */
+int heal_llm_select(heal_llm_selection *ret, const char *model_flag, const char *url_flag,
+                    const char *const *envp, const char *config_path, heal_error *err);
+
+/**
+ * heal_llm_selection_release() - Wipe the key held by @s.
+ */
+void heal_llm_selection_release(heal_llm_selection *s);
+
+/**
  * heal_llm_response_release() - Free what @r owns and zero it; accepts a zeroed response.
  */
 void heal_llm_response_release(heal_llm_response *r);

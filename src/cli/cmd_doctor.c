@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heal/llm.h"
+
 #include "cli/cli.h"
 #include "core/util.h"
 
@@ -150,6 +152,30 @@ static void check_tool(struct doctor *d, const char *name, const char *const *ar
         heal_sandbox_result_release(&res);
 }
 
+/* Which model heal's commands would use, and why (not whether it answers: that needs the
+ * network client, which heal run should not have to load). */
+static void check_llm(struct doctor *d)
+{
+        heal_llm_selection sel;
+        heal_error err = HEAL_ERROR_INIT;
+        struct check *c;
+
+        if (heal_llm_select(&sel, NULL, NULL, (const char *const *)environ, ".heal/config", &err) <
+            0) {
+                c = add(d, "llm", "warn");
+                snprintf(c->detail, sizeof(c->detail), "%s", err.msg);
+                return;
+        }
+        c = add(d, "llm", "ok");
+        (void)str_printf(c->detail, sizeof(c->detail), "%s:%s at %s (chosen by %s%s%s)",
+                         sel.provider, sel.model,
+                         sel.config.provider && strcmp(sel.config.provider, "replay") == 0
+                                 ? sel.cassette
+                                 : sel.base_url,
+                         sel.source, sel.key_from[0] ? "; key from " : "", sel.key_from);
+        heal_llm_selection_release(&sel);
+}
+
 static int print(struct doctor *d)
 {
         bool failed = false;
@@ -178,7 +204,6 @@ int cmd_doctor(int argc, char **argv)
         static const char *const cc[] = { "cc", "--version", NULL };
         static const char *const py[] = { "python3", "--version", NULL };
         struct doctor d = { .n = 0 };
-        struct check *c;
 
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--json") == 0) {
@@ -200,10 +225,6 @@ int cmd_doctor(int argc, char **argv)
         check_tool(&d, "go", go, "golang-go");
         check_tool(&d, "cc", cc, "gcc");
         check_tool(&d, "python3", py, "python3");
-        c = add(&d, "llm", "warn");
-        snprintf(c->detail, sizeof(c->detail),
-                 "no model is configured: libheal has an OpenAI-compatible client (docs/llm.md), "
-                 "but choosing a model from flags, environment or .heal/config is not in this "
-                 "build yet");
+        check_llm(&d);
         return print(&d);
 }
