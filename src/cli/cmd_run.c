@@ -21,8 +21,9 @@ static const char run_usage[] =
         "namespaces, no capabilities, a seccomp filter, and limits. Without mount options CMD sees\n"
         "the host's /usr, /bin, /sbin, /lib*, /etc, /opt (read-only), a fresh /proc, a minimal\n"
         "/dev, an empty /tmp, and the current directory read-write -- not your home directory.\n"
-        "Only PATH, LANG, LC_*, TERM and TZ pass from your environment (HOME is /tmp), so API keys\n"
-        "stay out. CMD's stdout and stderr are pipes, never a terminal.\n"
+        "Only PATH, LANG, LC_*, TERM and TZ pass from your environment (HOME is /tmp, and\n"
+        "GOTRACEBACK=crash for full Go stack dumps on timeout), so API keys stay out. CMD's stdout\n"
+        "and stderr are pipes, never a terminal.\n"
         "\n"
         "mounts (any of these replaces the default view; the first must put something at /):\n"
         "  --ro-bind SRC DST      bind host SRC read-only at DST (e.g. --ro-bind / /)\n"
@@ -395,6 +396,9 @@ static int build_sandbox(heal_sandbox *sb, struct run_opts *o, heal_error *err)
             (r = heal_sandbox_inherit_env(sb, (const char *const *)environ, err)) < 0)
                 return r;
         if (!o->home_set && (r = heal_sandbox_setenv(sb, "HOME", "/tmp", err)) < 0)
+                return r;
+        /* On a timeout Go then dumps every thread's goroutine, not only the one SIGQUIT hit. */
+        if ((r = heal_sandbox_setenv(sb, "GOTRACEBACK", "crash", err)) < 0)
                 return r;
         for (size_t i = 0; i < o->n_env_ops; i += 2)
                 if ((r = heal_sandbox_setenv(sb, o->env_ops[i], o->env_ops[i + 1], err)) < 0)
