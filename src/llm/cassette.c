@@ -231,7 +231,7 @@ int cassette_response(heal_llm_response *resp, json_t *o, heal_error *err)
                 if (!ch->text || !ch->tool_calls)
                         return heal_error_set(err, -ENOMEM, "out of memory");
                 for (size_t j = 0; j < m; j++, ch->n_tool_calls++) {
-                        json_t *tc = json_array_get(calls, j), *args;
+                        json_t *tc = json_array_get(calls, j);
                         heal_llm_tool_call *t = &ch->tool_calls[j];
 
                         t->id = str_or_empty(json_object_get(tc, "id"));
@@ -239,9 +239,7 @@ int cassette_response(heal_llm_response *resp, json_t *o, heal_error *err)
                         t->arguments = str_or_empty(json_object_get(tc, "arguments"));
                         if (!t->id || !t->name || !t->arguments)
                                 return heal_error_set(err, -ENOMEM, "out of memory");
-                        args = json_loads(t->arguments, 0, NULL);
-                        t->arguments_valid = json_is_object(args);
-                        json_decref(args);
+                        t->arguments_valid = llm_is_json_object(t->arguments);
                 }
         }
         resp->input_tokens = (uint64_t)json_integer_value(json_object_get(usage, "input_tokens"));

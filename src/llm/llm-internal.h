@@ -40,6 +40,8 @@ int64_t http_parse_retry_after(const char *value, int64_t now_s);
 int openai_encode(char **ret, const heal_llm_request *req, heal_error *err);
 int openai_decode(heal_llm_response *resp, const char *body, size_t len, heal_error *err);
 void openai_error_message(char *out, size_t len, const char *body, size_t body_len);
+/* Do tool-call arguments parse as a JSON object? (small models emit broken JSON) */
+bool llm_is_json_object(const char *text);
 
 /* openai_stream.c: a streamed chat completion assembled from its SSE chunks */
 struct openai_stream;

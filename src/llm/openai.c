@@ -132,6 +132,15 @@ int openai_encode(char **ret, const heal_llm_request *req, heal_error *err)
         return r;
 }
 
+bool llm_is_json_object(const char *text)
+{
+        json_t *v = json_loads(text, 0, NULL);
+        bool ok = json_is_object(v);
+
+        json_decref(v);
+        return ok;
+}
+
 static char *dup_string(json_t *v)
 {
         return json_is_string(v) ? strdup(json_string_value(v)) : strdup("");
@@ -147,7 +156,6 @@ static int decode_tool_calls(heal_llm_choice *ch, json_t *calls, size_t idx, hea
         for (size_t i = 0; i < n; i++) {
                 json_t *c = json_array_get(calls, i), *fn = json_object_get(c, "function");
                 heal_llm_tool_call *tc = &ch->tool_calls[i];
-                json_t *args;
 
                 if (!json_is_object(fn) || !json_is_string(json_object_get(fn, "name")))
                         return heal_error_set(err, -EPROTO,
@@ -160,9 +168,7 @@ static int decode_tool_calls(heal_llm_choice *ch, json_t *calls, size_t idx, hea
                 ch->n_tool_calls++;
                 if (!tc->id || !tc->name || !tc->arguments)
                         return heal_error_set(err, -ENOMEM, "out of memory");
-                args = json_loads(tc->arguments, 0, NULL);
-                tc->arguments_valid = json_is_object(args);
-                json_decref(args);
+                tc->arguments_valid = llm_is_json_object(tc->arguments);
         }
         return 0;
 }

@@ -227,16 +227,13 @@ int openai_stream_finish(struct openai_stream *s, heal_error *err)
                         return heal_error_set(err, -ENOMEM, "out of memory");
                 for (size_t j = 0; j < ch->n_calls; j++, out->n_tool_calls++) {
                         heal_llm_tool_call *tc = &out->tool_calls[j];
-                        json_t *args;
 
                         tc->id = take(&ch->calls[j].id);
                         tc->name = take(&ch->calls[j].name);
                         tc->arguments = take(&ch->calls[j].args);
                         if (!tc->id || !tc->name || !tc->arguments)
                                 return heal_error_set(err, -ENOMEM, "out of memory");
-                        args = json_loads(tc->arguments, 0, NULL);
-                        tc->arguments_valid = json_is_object(args);
-                        json_decref(args);
+                        tc->arguments_valid = llm_is_json_object(tc->arguments);
                 }
         }
         return 0;
