@@ -115,9 +115,12 @@ Test(hostile, diskfill_03)
         cr_assert_eq(res.status, HEAL_STATUS_OK);
         snprintf(path, sizeof(path), "%s/fill", dir);
         cr_assert_neq(access(path, F_OK), 0, "nothing left in the working directory");
+        cr_assert_neq(access("/tmp/fill", F_OK), 0, "nothing written to the host's /tmp");
+        /* A coarse backstop: the precise checks are the two above. Both writes together are
+         * 128 MiB; other tests and builds on the machine move the figure by tens of MiB. */
         cr_assert_lt((long long)before.f_bavail * before.f_frsize -
                              (long long)after.f_bavail * after.f_frsize,
-                     48LL << 20, "host free space unchanged (tolerance: other tests run too)");
+                     100LL << 20, "host free space unchanged");
 }
 
 Test(hostile, spin_go_04)
