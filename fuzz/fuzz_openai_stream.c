@@ -2,7 +2,7 @@
 /*
  * The streamed-completion assembler on arbitrary event streams, fed in pieces whose size comes
  * from the first byte: no crash, no leak, only the documented errors, and a finished stream
- * gives complete strings.
+ * gives complete strings, each the concatenation of the fragments told to on_delta.
  */
 #include <errno.h>
 #include <string.h>
@@ -13,8 +13,20 @@
 #include "fuzz.h"
 #include "llm/llm-internal.h"
 
+#define CHOICES_MAX 64 /* the assembler's limit on a choice index */
+
+static void on_delta(void *data, unsigned attempt, size_t choice, const char *text, size_t len)
+{
+        size_t *told = data;
+
+        FUZZ_ASSERT(attempt == 1 && choice < CHOICES_MAX && len > 0 && text);
+        told[choice] += len;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+        heal_llm_request req = { .on_delta = on_delta };
+        size_t told[CHOICES_MAX] = { 0 };
         heal_llm_response resp = { 0 };
         heal_error err = HEAL_ERROR_INIT;
         struct openai_stream *s;
@@ -26,6 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         step = (size_t)(data[0] % 32) + 1;
         data++, size--;
         FUZZ_ASSERT(openai_stream_new(&s, &resp, 1 << 16, &err) == 0);
+        req.delta_data = told;
+        openai_stream_notify(s, &req, 1);
         for (size_t off = 0; off < size && r == 0; off += step)
                 r = openai_stream_feed((const char *)data + off, MIN(step, size - off), s);
         if (r == 0)
@@ -33,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(r == 0 || r == -EPROTO || r == -E2BIG || r == -ENOMEM);
         if (r == 0)
                 for (size_t i = 0; i < resp.n_choices; i++) {
-                        FUZZ_ASSERT(resp.choices[i].text);
+                        FUZZ_ASSERT(resp.choices[i].text &&
+                                    strlen(resp.choices[i].text) == told[i]);
                         for (size_t j = 0; j < resp.choices[i].n_tool_calls; j++)
                                 FUZZ_ASSERT(resp.choices[i].tool_calls[j].id &&
                                             resp.choices[i].tool_calls[j].name &&

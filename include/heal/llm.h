@@ -6,7 +6,7 @@
  * libheal's model layer: one request type and one response type whatever the provider; no other
  * module knows a provider's wire format. This first slice has the OpenAI Chat Completions wire
  * format (OpenAI, OpenRouter, Gemini's OpenAI endpoint, Ollama, llama-server, vLLM, LM Studio),
- * without streaming, with retries on 429/5xx honouring Retry-After.
+ * streamed (server-sent events) or not, with retries on 429/5xx honouring Retry-After.
  *
  * Lifecycle: heal_llm_client_new(), heal_llm_complete() as often as needed (one request at a
  * time per client), heal_llm_response_release() per response, heal_llm_client_free().
@@ -74,6 +74,13 @@ typedef struct heal_llm_tool {
  * @stop:        NULL-terminated stop sequences, or NULL.
  * @stream:      ask for a streamed answer (server-sent events) and assemble it; the response
  *               is the same as without streaming. A stream cut before its end is -EPROTO.
+ * @on_delta:    with @stream, called on the calling thread, inside heal_llm_complete(), with
+ *               each fragment of answer text as it arrives: @attempt counts HTTP requests from
+ *               1 (a retried stream starts over: fragments of an earlier attempt are void),
+ *               @choice is the candidate's index, @text holds @len bytes (not NUL-terminated,
+ *               borrowed for the call). Not called when the answer comes whole (a cache or
+ *               cassette hit, or a server that ignored "stream"). NULL: not told.
+ * @delta_data:  passed to @on_delta as is.
  */
 typedef struct heal_llm_request {
         const char *model;
@@ -87,6 +94,9 @@ typedef struct heal_llm_request {
         unsigned n;
         const char *const *stop;
         bool stream;
+        void (*on_delta)(void *delta_data, unsigned attempt, size_t choice, const char *text,
+                         size_t len);
+        void *delta_data;
 } heal_llm_request;
 
 #define HEAL_LLM_REQUEST_INIT \

@@ -197,6 +197,8 @@ static int http_complete(heal_llm_client *c, const heal_llm_request *req, heal_l
                 if (req->stream &&
                     (r = openai_stream_new(&stream, &resp, c->cfg.max_response_bytes, err)) < 0)
                         break;
+                if (stream)
+                        openai_stream_notify(stream, req, attempt + 1);
                 c->budget.tally.requests++;
                 sink.userdata = stream;
                 r = http_post_json(c->curl, c->url, c->api_key, body, &c->cfg,

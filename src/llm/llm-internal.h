@@ -47,6 +47,8 @@ bool llm_is_json_object(const char *text);
 struct openai_stream;
 int openai_stream_new(struct openai_stream **ret, heal_llm_response *resp, size_t max_bytes,
                       heal_error *err);
+/* Tell @req's on_delta (if any) each text fragment, as HTTP attempt @attempt (from 1). */
+void openai_stream_notify(struct openai_stream *s, const heal_llm_request *req, unsigned attempt);
 int openai_stream_feed(const char *data, size_t len, void *userdata);
 int openai_stream_finish(struct openai_stream *s, heal_error *err);
 void openai_stream_free(struct openai_stream *s);

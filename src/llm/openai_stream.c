@@ -39,6 +39,8 @@ struct openai_stream {
         size_t max_bytes;
         bool done;
         heal_error *err; /* where a feed error is described; set by openai_stream_new() */
+        const heal_llm_request *notify; /* whose on_delta hears each text fragment, or NULL */
+        unsigned attempt;
 };
 
 static int on_event(const sse_event *ev, void *userdata);
@@ -56,6 +58,12 @@ int openai_stream_new(struct openai_stream **ret, heal_llm_response *resp, size_
         sse_parser_init(&s->sse, max_bytes, on_event, s);
         *ret = s;
         return 0;
+}
+
+void openai_stream_notify(struct openai_stream *s, const heal_llm_request *req, unsigned attempt)
+{
+        s->notify = req && req->on_delta ? req : NULL;
+        s->attempt = attempt;
 }
 
 void openai_stream_free(struct openai_stream *s)
@@ -128,7 +136,7 @@ static int apply_tool_calls(struct openai_stream *s, struct stream_choice *ch, j
 static int apply_choice(struct openai_stream *s, json_t *c, size_t pos)
 {
         json_t *index = json_object_get(c, "index"), *delta = json_object_get(c, "delta");
-        json_t *finish = json_object_get(c, "finish_reason");
+        json_t *finish = json_object_get(c, "finish_reason"), *content;
         size_t k = json_is_integer(index) ? (size_t)json_integer_value(index) : pos;
         struct stream_choice *v, *ch;
         int r;
@@ -140,9 +148,13 @@ static int apply_choice(struct openai_stream *s, json_t *c, size_t pos)
                 return heal_error_set(s->err, -ENOMEM, "out of memory");
         s->choices = v;
         ch = &s->choices[k];
-        if ((r = append_str(&ch->text, json_object_get(delta, "content"), s->max_bytes)) < 0)
+        content = json_object_get(delta, "content");
+        if ((r = append_str(&ch->text, content, s->max_bytes)) < 0)
                 return heal_error_set(s->err, r, "stream: the answer is larger than %zu bytes",
                                       s->max_bytes);
+        if (s->notify && json_string_length(content) > 0)
+                s->notify->on_delta(s->notify->delta_data, s->attempt, k,
+                                    json_string_value(content), json_string_length(content));
         if (json_is_string(finish))
                 snprintf(ch->finish_reason, sizeof(ch->finish_reason), "%s",
                          json_string_value(finish));

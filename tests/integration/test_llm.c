@@ -298,6 +298,25 @@ Test(llm, hand_written_cassette_with_tool_calls)
         unlink(path);
 }
 
+/* What heal_llm_request.on_delta heard during the last ask_stream(). */
+static struct {
+        char text[256];
+        size_t len;
+        unsigned calls, attempt;
+        size_t max_choice;
+} heard;
+
+static void on_delta(void *data, unsigned attempt, size_t choice, const char *text, size_t len)
+{
+        cr_assert_eq(data, &heard);
+        cr_assert_lt(heard.len + len, sizeof(heard.text));
+        memcpy(heard.text + heard.len, text, len);
+        heard.len += len;
+        heard.calls++;
+        heard.attempt = attempt;
+        heard.max_choice = choice > heard.max_choice ? choice : heard.max_choice;
+}
+
 static int ask_stream(const struct httpd_reply *replies, size_t n)
 {
         heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
@@ -314,6 +333,9 @@ static int ask_stream(const struct httpd_reply *replies, size_t n)
         req.messages = &msg;
         req.n_messages = 1;
         req.stream = true;
+        req.on_delta = on_delta;
+        req.delta_data = &heard;
+        memset(&heard, 0, sizeof(heard));
         err = (heal_error)HEAL_ERROR_INIT;
         r = heal_llm_complete(client, &req, &resp, &err);
         httpd_stop(&srv);
@@ -348,6 +370,11 @@ Test(llm, streamed_answer_with_usage_chunk_and_comments)
         cr_assert_eq(resp.input_tokens, 7);
         cr_assert_eq(resp.output_tokens, 2);
         cr_assert_str_eq(resp.request_id, "c-9");
+        cr_assert_eq(heard.calls, 2, "one call per text fragment");
+        cr_assert_eq(heard.len, 5);
+        cr_assert_arr_eq(heard.text, "hello", 5);
+        cr_assert_eq(heard.attempt, 1);
+        cr_assert_eq(heard.max_choice, 0);
 }
 
 Test(llm, streamed_tool_call_deltas_are_assembled_by_index)
@@ -376,6 +403,7 @@ Test(llm, streamed_tool_call_deltas_are_assembled_by_index)
         cr_assert(resp.choices[0].tool_calls[0].arguments_valid);
         cr_assert_str_eq(resp.choices[0].tool_calls[1].name, "read_file");
         cr_assert_str_eq(resp.choices[0].finish_reason, "tool_calls");
+        cr_assert_eq(heard.calls, 0, "tool-call arguments are not answer text");
 }
 
 Test(llm, stream_cut_mid_event_is_an_error)
@@ -399,6 +427,7 @@ Test(llm, stream_request_answered_with_plain_json_still_works)
 
         cr_assert_eq(ask_stream(&r, 1), 0, "%s", err.msg);
         cr_assert_str_eq(resp.choices[0].text, "hello there");
+        cr_assert_eq(heard.calls, 0, "an answer that came whole is not told in fragments");
 }
 
 Test(llm, stream_after_a_429_starts_over)
@@ -415,6 +444,31 @@ Test(llm, stream_after_a_429_starts_over)
         cr_assert_eq(ask_stream(r, 2), 0, "%s", err.msg);
         cr_assert_eq(resp.attempts, 2);
         cr_assert_str_eq(resp.choices[0].text, "ok");
+        cr_assert_eq(heard.calls, 1);
+        cr_assert_eq(heard.attempt, 2, "the fragment is told as the second attempt's");
+}
+
+Test(llm, two_candidates_streamed_are_told_apart)
+{
+        struct httpd_reply r = {
+                200,
+                "text/event-stream",
+                NULL,
+                CHUNK("{\"choices\":[{\"index\":1,\"delta\":{\"content\":\"b\"}},"
+                      "{\"index\":0,\"delta\":{\"content\":\"a\"}}]}")
+                        CHUNK("{\"choices\":[{\"index\":1,\"delta\":{\"content\":\"\"},"
+                              "\"finish_reason\":\"stop\"}]}") "data: [DONE]\n\n",
+                0,
+                0,
+        };
+
+        cr_assert_eq(ask_stream(&r, 1), 0, "%s", err.msg);
+        cr_assert_eq(resp.n_choices, 2);
+        cr_assert_str_eq(resp.choices[0].text, "a");
+        cr_assert_str_eq(resp.choices[1].text, "b");
+        cr_assert_eq(heard.calls, 2, "empty fragments are not told");
+        cr_assert_eq(heard.max_choice, 1);
+        cr_assert_arr_eq(heard.text, "ba", 2);
 }
 
 static heal_llm_request hello_request(heal_llm_message *msg)
