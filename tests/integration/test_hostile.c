@@ -140,8 +140,15 @@ Test(hostile, spin_go_04)
         cr_assert_geq(res.wall_ms, 5000);
         cr_assert_lt(res.wall_ms, 7500);
         cr_assert(strstr(res.out, "27 111") && strstr(res.out, "97 118"), "%s", res.out);
-        cr_assert(strstr(res.err, "SIGQUIT") && strstr(res.err, "main.collatzSteps"),
-                  "Go's stack dump names the spinning function:\n%.2000s", res.err);
+        /* The dump is Go's: the thread SIGQUIT lands on prints every goroutine and marks the
+         * one spinning elsewhere "running on other thread"; GOTRACEBACK=crash then relays the
+         * signal thread by thread, which usually reaches the spinning one and names
+         * main.collatzSteps, but the relay is the runtime's and a CI run once ended without it.
+         * What heal owes: the signal arrived and the whole dump was captured. */
+        cr_assert(strstr(res.err, "SIGQUIT") && (strstr(res.err, "main.collatzSteps") ||
+                                                 strstr(res.err, "goroutine 1 [running]")),
+                  "Go's stack dump shows the spinning goroutine:\n%.1000s\n...\n%s", res.err,
+                  strlen(res.err) > 1000 ? res.err + strlen(res.err) - 1000 : "");
         cr_assert_gt(res.n_procs, 1, "process snapshot taken");
         cr_assert(strstr(res.message, "5000 ms"), "%s", res.message);
 }
