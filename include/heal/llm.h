@@ -72,6 +72,11 @@ typedef struct heal_llm_tool {
  * @max_tokens:  0: the provider's default.
  * @n:           number of candidate answers; 0 means 1.
  * @stop:        NULL-terminated stop sequences, or NULL.
+ * @response_schema: NULL, or a JSON Schema (JSON text, an object) the answer's text must
+ *               satisfy: sent as OpenAI's structured-outputs response_format (type "json_schema",
+ *               name "response", strict), which OpenAI, Gemini, Ollama >= 0.5 and vLLM honour.
+ *               The provider enforces it; heal only checks the schema is an object (-EINVAL
+ *               before anything is sent). Part of the cassette and cache key.
  * @stream:      ask for a streamed answer (server-sent events) and assemble it; the response
  *               is the same as without streaming. A stream cut before its end is -EPROTO.
  * @on_delta:    with @stream, called on the calling thread, inside heal_llm_complete(), with
@@ -94,6 +99,7 @@ typedef struct heal_llm_request {
         unsigned n;
         const char *const *stop;
         bool stream;
+        const char *response_schema;
         void (*on_delta)(void *delta_data, unsigned attempt, size_t choice, const char *text,
                          size_t len);
         void *delta_data;

@@ -76,6 +76,26 @@ static int encode_tools(json_t *root, const heal_llm_request *req, heal_error *e
         return 0;
 }
 
+/* Structured outputs: https://platform.openai.com/docs/guides/structured-outputs */
+static int encode_response_format(json_t *root, const heal_llm_request *req, heal_error *err)
+{
+        json_error_t jerr;
+        json_t *schema;
+
+        if (!req->response_schema)
+                return 0;
+        schema = json_loads(req->response_schema, 0, &jerr);
+        if (!json_is_object(schema)) {
+                json_decref(schema);
+                return heal_error_set(err, -EINVAL, "response schema is not a JSON object: %s",
+                                      schema ? "another JSON value" : jerr.text);
+        }
+        json_object_set_new(root, "response_format",
+                            json_pack("{s:s,s:{s:s,s:b,s:o}}", "type", "json_schema", "json_schema",
+                                      "name", "response", "strict", 1, "schema", schema));
+        return 0;
+}
+
 static void encode_options(json_t *root, const heal_llm_request *req)
 {
         if (req->temperature >= 0)
@@ -125,6 +145,8 @@ int openai_encode(char **ret, const heal_llm_request *req, heal_error *err)
         json_object_set_new(root, "messages", msgs);
         if (r == 0 && req->n_tools)
                 r = encode_tools(root, req, err);
+        if (r == 0)
+                r = encode_response_format(root, req, err);
         encode_options(root, req);
         if (r == 0 && !(*ret = json_dumps(root, JSON_COMPACT)))
                 r = heal_error_set(err, -ENOMEM, "out of memory");

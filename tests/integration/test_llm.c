@@ -482,6 +482,34 @@ static heal_llm_request hello_request(heal_llm_message *msg)
         return req;
 }
 
+Test(llm, response_schema_goes_on_the_wire_and_a_bad_one_is_refused_locally)
+{
+        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0 };
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_message msg;
+        heal_llm_request req = hello_request(&msg);
+
+        httpd_start(&srv, &ok, 1);
+        cfg.base_url = srv.base_url;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0);
+        req.response_schema = "[1]";
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), -EINVAL);
+        cr_assert(strstr(err.msg, "response schema is not a JSON object"), "%s", err.msg);
+        req.response_schema = "{\"type\":";
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), -EINVAL);
+        req.response_schema = "{\"type\":\"object\",\"properties\":{\"patch\":{\"type\":"
+                              "\"string\"}},\"required\":[\"patch\"]}";
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), 0, "%s", err.msg);
+        httpd_stop(&srv);
+        cr_assert_eq(srv.served, 1, "the bad schemas sent nothing");
+        cr_assert(strstr(srv.requests[0],
+                         "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{"
+                         "\"name\":\"response\",\"strict\":true,\"schema\":{\"type\":\"object\","
+                         "\"properties\":{\"patch\":{\"type\":\"string\"}},\"required\":"
+                         "[\"patch\"]}}}"),
+                  "%s", srv.requests[0]);
+}
+
 Test(llm, budget_stops_before_sending_and_tallies)
 {
         struct httpd_reply ok[] = { { 200, NULL, NULL, OK_BODY, 0, 0 },
