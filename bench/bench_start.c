@@ -51,8 +51,10 @@ struct bcase {
 
 struct ctx {
         unsigned runs;
+        unsigned ballast_mb;
         bool json;
         int null_fd;
+        char *ballast;
         char heal[PATH_MAX];
         char bwrap[PATH_MAX];
         char unshare[PATH_MAX];
@@ -69,10 +71,11 @@ static const char *const true_argv[] = { "/bin/true", NULL };
 
 static void usage(FILE *f)
 {
-        fputs("usage: bench-start [--runs N] [--heal PATH] [--json]\n"
-              "  --runs N     measured runs per case (default 200), after 20 warmup runs\n"
-              "  --heal PATH  the heal CLI (default: ../heal next to this binary, or build/heal)\n"
-              "  --json       print the results as one JSON object on stdout\n",
+        fputs("usage: bench-start [--runs N] [--heal PATH] [--ballast-mb N] [--json]\n"
+              "  --runs N        measured runs per case (default 200), after 20 warmup runs\n"
+              "  --heal PATH     the heal CLI (default: ../heal next to this binary, or build/heal)\n"
+              "  --ballast-mb N  touch N MiB of memory first, like a caller with a large heap\n"
+              "  --json          print the results as one JSON object on stdout\n",
               f);
 }
 
@@ -96,6 +99,7 @@ static int parse_args(struct ctx *c, int argc, char **argv)
         static const struct option opts[] = {
                 { "runs", required_argument, NULL, 'r' },
                 { "heal", required_argument, NULL, 'H' },
+                { "ballast-mb", required_argument, NULL, 'b' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
                 { NULL, 0, NULL, 0 },
@@ -109,6 +113,12 @@ static int parse_args(struct ctx *c, int argc, char **argv)
                 case 'r':
                         if (!bench_parse_runs(optarg, &c->runs)) {
                                 fprintf(stderr, "bench-start: bad --runs '%s'\n", optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case 'b':
+                        if (!bench_parse_runs(optarg, &c->ballast_mb)) {
+                                fprintf(stderr, "bench-start: bad --ballast-mb '%s'\n", optarg);
                                 return -EINVAL;
                         }
                         break;
@@ -281,6 +291,14 @@ static int run_round(struct ctx *c, unsigned round, bool keep)
 
 static int alloc_samples(struct ctx *c)
 {
+        if (c->ballast_mb) {
+                size_t len = (size_t)c->ballast_mb << 20;
+
+                /* Resident, not just reserved: fork(2) copies page tables of touched pages. */
+                if (!(c->ballast = malloc(len)))
+                        return -ENOMEM;
+                memset(c->ballast, 1, len);
+        }
         for (int i = 0; i < N_CASES; i++)
                 if (!(c->c[i].ms = calloc(c->runs, sizeof(double))))
                         return -ENOMEM;
@@ -351,6 +369,8 @@ static void print_human(const struct ctx *c)
         printf("bench-start: /bin/true start to exit, %u runs per case after %u warmup, "
                "round-robin; euid %u\n",
                c->runs, BENCH_WARMUP_RUNS, (unsigned)geteuid());
+        if (c->ballast_mb)
+                printf("ballast: %u MiB touched in this process before measuring\n", c->ballast_mb);
         printf("bare = posix_spawn(3) (glibc: clone(CLONE_VM|CLONE_VFORK) + execve) + waitpid\n");
         if (c->pids_fallback)
                 printf("note: %s\n", c->note);
@@ -402,11 +422,12 @@ static json_t *results_json(const struct ctx *c)
         }
         for (int t = 0; t < N_TIMING; t++)
                 json_object_set_new(tim, timing_names[t], bench_json_num(c->timing_med[t]));
-        return json_pack("{s:s,s:I,s:I,s:I,s:s,s:o,s:o,s:o,s:o,s:b,s:s}", "bench", "start", "runs",
-                         (json_int_t)c->runs, "warmup", (json_int_t)BENCH_WARMUP_RUNS, "euid",
-                         (json_int_t)geteuid(), "bare_spawn", "posix_spawn", "cases", cases,
-                         "ratios", rat, "targets", tgt, "lib_timing_median_us", tim,
-                         "pids_limit_off", c->pids_fallback, "note", c->note);
+        return json_pack("{s:s,s:I,s:I,s:I,s:I,s:s,s:o,s:o,s:o,s:o,s:b,s:s}", "bench", "start",
+                         "runs", (json_int_t)c->runs, "warmup", (json_int_t)BENCH_WARMUP_RUNS,
+                         "ballast_mb", (json_int_t)c->ballast_mb, "euid", (json_int_t)geteuid(),
+                         "bare_spawn", "posix_spawn", "cases", cases, "ratios", rat, "targets", tgt,
+                         "lib_timing_median_us", tim, "pids_limit_off", c->pids_fallback, "note",
+                         c->note);
 }
 
 static void ctx_release(struct ctx *c)
@@ -415,6 +436,7 @@ static void ctx_release(struct ctx *c)
                 free(c->c[i].ms);
         for (int t = 0; t < N_TIMING; t++)
                 free(c->timing[t]);
+        free(c->ballast);
         heal_sandbox_free(c->sb);
         if (c->null_fd >= 0)
                 close(c->null_fd);
