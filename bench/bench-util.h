@@ -70,4 +70,10 @@ json_t *bench_json_num(double v);
 /* Print @root to stdout (indented) and drop the reference. Return: 0, or -EIO. */
 int bench_json_print(json_t *root);
 
+/* The bwrap peer's view, the same in every benchmark: all namespaces, / read-only, fresh
+ * /proc, /dev and /tmp (what heal's default view gives). Its path comes before, the rest after. */
+#define BENCH_BWRAP_VIEW                                                                          \
+ "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", \
+         "--tmpfs", "/tmp"
+
 #endif

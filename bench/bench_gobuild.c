@@ -190,29 +190,10 @@ static void setup_env(struct gctx *g)
 
 static void setup_bwrap(struct gctx *g)
 {
-        const char *const a[] = { g->bwrap,
-                                  "--unshare-all",
-                                  "--die-with-parent",
-                                  "--ro-bind",
-                                  "/",
-                                  "/",
-                                  "--proc",
-                                  "/proc",
-                                  "--dev",
-                                  "/dev",
-                                  "--tmpfs",
-                                  "/tmp",
-                                  "--bind",
-                                  g->root,
-                                  g->root,
-                                  "--chdir",
-                                  g->mod,
-                                  g->go,
-                                  "build",
-                                  "-o",
-                                  "hello",
-                                  ".",
-                                  NULL };
+        const char *const a[] = {
+                g->bwrap, BENCH_BWRAP_VIEW, "--bind", g->root, g->root, "--chdir", g->mod,
+                g->go,    "build",          "-o",     "hello", ".",     NULL
+        };
 
         g->c[G_BWRAP].on = bench_find_exe(g->bwrap, sizeof(g->bwrap), "bwrap");
         if (g->c[G_BWRAP].on)

@@ -154,20 +154,7 @@ static void set_argv(struct bcase *bc, const char *const *argv)
 
 static void setup_peers(struct ctx *c)
 {
-        const char *const bw[] = { c->bwrap,
-                                   "--unshare-all",
-                                   "--die-with-parent",
-                                   "--ro-bind",
-                                   "/",
-                                   "/",
-                                   "--proc",
-                                   "/proc",
-                                   "--dev",
-                                   "/dev",
-                                   "--tmpfs",
-                                   "/tmp",
-                                   "/bin/true",
-                                   NULL };
+        const char *const bw[] = { c->bwrap, BENCH_BWRAP_VIEW, "/bin/true", NULL };
         const char *const us[] = { c->unshare, "-U", "-r",           "-m",        "-p",
                                    "-n",       "-f", "--mount-proc", "/bin/true", NULL };
 
