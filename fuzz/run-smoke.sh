@@ -56,17 +56,18 @@ else
         fi
 fi
 
-# Targets: fuzz/fuzz_<name>.c builds fuzz/fuzz-<name with '-' for '_'>, seeded by fuzz/corpus/<name>.
+# Targets: each seed corpus fuzz/corpus/<name> belongs to fuzz/fuzz-<name with '-' for '_'>
+# (fuzz/meson.build; one source may build several targets, e.g. one per wire format).
 names=()
 exes=()
-for src in fuzz/fuzz_*.c; do
-        name=${src#fuzz/fuzz_}
-        name=${name%.c}
+for dir in fuzz/corpus/*/; do
+        name=${dir#fuzz/corpus/}
+        name=${name%/}
         names+=("$name")
         exes+=("fuzz/fuzz-${name//_/-}")
 done
 if ((${#names[@]} == 0)); then
-        echo "run-smoke: no fuzz/fuzz_*.c targets" >&2
+        echo "run-smoke: no seed corpus under fuzz/corpus/" >&2
         exit 2
 fi
 

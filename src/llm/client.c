@@ -1,27 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* heal_llm_client: one endpoint, one reusable curl handle, the retry loop around each request. */
+/*
+ * heal_llm_client: one endpoint. A call is answered from the cassette (replay), the cache, a
+ * local command (exec), or HTTP jobs run together (transfer.c): one per request, or, for n > 1
+ * on a wire format without "n" (Anthropic) or a server that ignored it, one per candidate.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "core/util.h"
 #include "llm/llm-internal.h"
-
-struct heal_llm_client {
-        heal_llm_config cfg;
-        bool replay;
-        char *url;
-        char *api_key;
-        char *record; /* cassette to append answers to, or NULL */
-        struct cassette cassette;
-        char *cache_dir;
-        struct llm_budget_state budget;
-        CURL *curl;
-};
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
@@ -31,61 +22,80 @@ static void curl_init(void)
         srandom((unsigned)time(NULL));
 }
 
-static int replay_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_error *err)
+static int replay_client_new(heal_llm_client *c, const heal_llm_config *cfg, heal_error *err)
 {
-        heal_llm_client *c;
-        int r;
-
         if (!cfg->cassette || !*cfg->cassette)
                 return heal_error_set(err, -EINVAL, "the replay provider needs a cassette file");
-        c = calloc(1, sizeof(*c));
-        if (!c)
-                return heal_error_set(err, -ENOMEM, "out of memory");
         c->replay = true;
-        r = cassette_load(&c->cassette, cfg->cassette, err);
-        if (r < 0) {
-                heal_llm_client_free(c);
-                return r;
-        }
-        *ret = c;
+        return cassette_load(&c->cassette, cfg->cassette, err);
+}
+
+static int exec_client_new(heal_llm_client *c, const heal_llm_config *cfg, heal_error *err)
+{
+        if (!cfg->command || !*cfg->command)
+                return heal_error_set(err, -EINVAL,
+                                      "the exec provider needs a command (--llm-command, "
+                                      "HEAL_LLM_COMMAND or [llm] command= in .heal/config)");
+        c->command = strdup(cfg->command);
+        return c->command ? 0 : heal_error_set(err, -ENOMEM, "out of memory");
+}
+
+static int http_client_new(heal_llm_client *c, const heal_llm_config *cfg, heal_error *err)
+{
+        size_t n;
+
+        if (!cfg->base_url || !*cfg->base_url)
+                return heal_error_set(err, -EINVAL, "no base URL for the model provider");
+        pthread_once(&curl_once, curl_init);
+        c->wire = strcmp(cfg->provider, "anthropic") == 0 ? &llm_anthropic : &llm_openai;
+        n = strlen(cfg->base_url);
+        while (n > 0 && cfg->base_url[n - 1] == '/')
+                n--;
+        if (asprintf(&c->url, "%.*s%s", (int)n, cfg->base_url, c->wire->path) < 0)
+                c->url = NULL;
+        c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
+        c->multi = curl_multi_init();
+        c->parallel = cfg->max_parallel ? MIN(cfg->max_parallel, LLM_PARALLEL_MAX) : 8;
+        if (!c->url || (cfg->api_key && !c->api_key) || !c->multi)
+                return heal_error_set(err, -ENOMEM, "out of memory");
         return 0;
 }
 
 int heal_llm_client_new(heal_llm_client **ret, const heal_llm_config *cfg, heal_error *err)
 {
+        static const char *const known[] = { "openai", "anthropic", "replay", "exec" };
         heal_llm_client *c;
-        size_t n;
+        size_t k = 0;
+        int r;
 
         if (!ret || !cfg)
                 return heal_error_set(err, -EINVAL, "invalid argument");
-        if (cfg->provider && strcmp(cfg->provider, "replay") == 0)
-                return replay_client_new(ret, cfg, err);
-        if (!cfg->provider || strcmp(cfg->provider, "openai") != 0)
-                return heal_error_set(err, -EINVAL, "unknown provider '%s' (known: openai, replay)",
+        while (cfg->provider && k < ELEMENTSOF(known) && strcmp(cfg->provider, known[k]) != 0)
+                k++;
+        if (!cfg->provider || k == ELEMENTSOF(known))
+                return heal_error_set(err, -EINVAL,
+                                      "unknown provider '%s' (known: openai, anthropic, replay, "
+                                      "exec)",
                                       cfg->provider ? cfg->provider : "(null)");
-        if (!cfg->base_url || !*cfg->base_url)
-                return heal_error_set(err, -EINVAL, "no base URL for the model provider");
-        pthread_once(&curl_once, curl_init);
         c = calloc(1, sizeof(*c));
         if (!c)
                 return heal_error_set(err, -ENOMEM, "out of memory");
         c->cfg = *cfg;
-        n = strlen(cfg->base_url);
-        while (n > 0 && cfg->base_url[n - 1] == '/')
-                n--;
-        if (asprintf(&c->url, "%.*s/chat/completions", (int)n, cfg->base_url) < 0)
-                c->url = NULL;
-        c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
-        c->record = cfg->cassette ? strdup(cfg->cassette) : NULL;
-        c->cache_dir = cfg->cache_dir ? strdup(cfg->cache_dir) : NULL;
-        c->curl = curl_easy_init();
-        if (!c->url || (cfg->api_key && !c->api_key) || (cfg->cassette && !c->record) ||
-            (cfg->cache_dir && !c->cache_dir) || !c->curl) {
+        r = k == 2   ? replay_client_new(c, cfg, err)
+            : k == 3 ? exec_client_new(c, cfg, err)
+                     : http_client_new(c, cfg, err);
+        c->record = !c->replay && cfg->cassette ? strdup(cfg->cassette) : NULL;
+        c->cache_dir = !c->replay && cfg->cache_dir ? strdup(cfg->cache_dir) : NULL;
+        if (r == 0 && ((!c->replay && cfg->cassette && !c->record) ||
+                       (!c->replay && cfg->cache_dir && !c->cache_dir)))
+                r = heal_error_set(err, -ENOMEM, "out of memory");
+        if (r < 0) {
                 heal_llm_client_free(c);
-                return heal_error_set(err, -ENOMEM, "out of memory");
+                return r;
         }
-        c->cfg.base_url = c->cfg.api_key = c->cfg.provider = c->cfg.cassette = NULL; /* copied */
-        c->cfg.cache_dir = NULL;
+        /* copied: the caller's strings may go */
+        c->cfg.base_url = c->cfg.api_key = c->cfg.provider = c->cfg.cassette = NULL;
+        c->cfg.cache_dir = c->cfg.command = NULL;
         *ret = c;
         return 0;
 }
@@ -99,12 +109,15 @@ heal_llm_client *heal_llm_client_free(heal_llm_client *c)
                 free(c->api_key);
         }
         free(c->url);
+        free(c->command);
         free(c->record);
         free(c->cache_dir);
         budget_release(&c->budget);
         cassette_release(&c->cassette);
-        if (c->curl)
-                curl_easy_cleanup(c->curl);
+        for (size_t i = 0; i < c->n_idle; i++)
+                curl_easy_cleanup(c->idle[i]);
+        if (c->multi)
+                curl_multi_cleanup(c->multi);
         free(c);
         return NULL;
 }
@@ -128,149 +141,193 @@ void heal_llm_response_release(heal_llm_response *r)
         memset(r, 0, sizeof(*r));
 }
 
-/* A non-2xx answer: the error quotes the provider's own message. */
-static int http_error(const struct http_reply *rep, const char *url, heal_error *err)
+/* Move @from's candidates after @into's and add up the usage; @from is left empty. */
+static int merge(heal_llm_response *into, heal_llm_response *from)
 {
-        char msg[300];
-        int code = rep->status == 401 || rep->status == 403   ? -EACCES
-                   : rep->status == 404                       ? -ENOENT
-                   : rep->status >= 500 || rep->status == 429 ? -EAGAIN
-                                                              : -EINVAL;
+        heal_llm_choice *v;
 
-        openai_error_message(msg, sizeof(msg), rep->body.data ? rep->body.data : "", rep->body.len);
-        return heal_error_set(err, code, "'%s' answered HTTP %ld: %s%s", url, rep->status, msg,
-                              code == -EACCES ? " (check the API key)" : "");
-}
+        if (into->n_choices == 0 && !into->choices) {
+                unsigned attempts = into->attempts;
 
-static int accept_reply(heal_llm_response *resp, const struct http_reply *rep, const char *url,
-                        struct openai_stream *stream, heal_error *err)
-{
-        if (rep->streamed) {
-                if (rep->request_id[0]) /* else the id the chunks carried */
-                        snprintf(resp->request_id, sizeof(resp->request_id), "%s", rep->request_id);
-                return openai_stream_finish(stream, err);
+                *into = *from;
+                into->attempts += attempts;
+                memset(from, 0, sizeof(*from));
+                return 0;
         }
-        if (!strcasestr(rep->content_type, "json"))
-                return heal_error_set(err, -EPROTO,
-                                      "expected JSON from '%s', got content type '%s': '%.60s'",
-                                      url, rep->content_type[0] ? rep->content_type : "(none)",
-                                      rep->body.data ? rep->body.data : "");
-        snprintf(resp->request_id, sizeof(resp->request_id), "%s", rep->request_id);
-        return openai_decode(resp, rep->body.data ? rep->body.data : "", rep->body.len, err);
+        v = realloc(into->choices, (into->n_choices + from->n_choices) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        memcpy(v + into->n_choices, from->choices, from->n_choices * sizeof(*v));
+        into->choices = v;
+        into->n_choices += from->n_choices;
+        into->input_tokens += from->input_tokens;
+        into->output_tokens += from->output_tokens;
+        into->cached_tokens += from->cached_tokens;
+        into->attempts += from->attempts;
+        free(from->choices);
+        memset(from, 0, sizeof(*from));
+        return 0;
 }
 
-static int replay_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
-                           heal_error *err)
+/* One caller request on its way to an answer. */
+struct call {
+        const heal_llm_request *req;
+        heal_llm_response resp;
+        heal_error err;
+        int r;        /* the first failure of its jobs, or 0 */
+        bool pending; /* not answered from the cassette or the cache */
+};
+
+static unsigned wanted(const heal_llm_request *req)
 {
-        heal_llm_response resp = { 0 };
+        return req->n > 1 ? req->n : 1;
+}
+
+/* How many jobs @k needs in the first round, or, in the top-up round, to make up for a server
+ * that ignored "n" (llama-server, Ollama answer one candidate). */
+static size_t jobs_for(const heal_llm_client *c, const struct call *k, bool top_up)
+{
+        if (!k->pending)
+                return 0;
+        if (!top_up)
+                return c->wire->native_n ? 1 : wanted(k->req);
+        if (!c->wire->native_n || k->resp.n_choices == 0 || k->resp.n_choices >= wanted(k->req))
+                return 0;
+        return wanted(k->req) - k->resp.n_choices;
+}
+
+static void collect(struct call *k, struct llm_job *jobs, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (jobs[i].r == 0 && merge(&k->resp, &jobs[i].resp) == 0)
+                        continue;
+                if (k->r == 0) {
+                        k->r = jobs[i].r < 0 ? jobs[i].r : -ENOMEM;
+                        k->err = jobs[i].err;
+                }
+        }
+}
+
+static int run_round(heal_llm_client *c, struct call *calls, size_t n, bool top_up)
+{
+        size_t total = 0, at = 0;
+        struct llm_job *jobs;
+
+        for (size_t i = 0; i < n; i++)
+                total += jobs_for(c, &calls[i], top_up);
+        if (total == 0)
+                return 0;
+        jobs = calloc(total, sizeof(*jobs));
+        if (!jobs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                size_t m = jobs_for(c, &calls[i], top_up), base = calls[i].resp.n_choices;
+
+                for (size_t j = 0; j < m; j++)
+                        if (!top_up && c->wire->native_n)
+                                llm_job_init(&jobs[at + j], c->wire, calls[i].req,
+                                             wanted(calls[i].req), 0);
+                        else
+                                llm_job_init(&jobs[at + j], c->wire, calls[i].req, 1, base + j);
+                at += m;
+        }
+        llm_jobs_run(c, jobs, total);
+        at = 0;
+        for (size_t i = 0; i < n; i++) {
+                size_t m = jobs_for(c, &calls[i], top_up);
+
+                collect(&calls[i], jobs + at, m);
+                at += m;
+        }
+        for (size_t i = 0; i < total; i++)
+                llm_job_release(&jobs[i]);
+        free(jobs);
+        return 0;
+}
+
+static void lookup(heal_llm_client *c, struct call *k)
+{
         json_t *recorded;
-        int r = cassette_lookup(&c->cassette, req, &recorded, err);
 
-        if (r >= 0)
-                r = cassette_response(&resp, recorded, err);
-        if (r < 0) {
-                heal_llm_response_release(&resp);
-                return r;
+        if (c->replay) {
+                k->r = cassette_lookup(&c->cassette, k->req, &recorded, &k->err);
+                if (k->r == 0)
+                        k->r = cassette_response(&k->resp, recorded, &k->err);
+                c->budget.tally.cache_hits += k->r == 0;
+        } else if ((k->r = budget_check(&c->budget, &k->err)) < 0) {
+                return;
+        } else if (c->cache_dir && cache_get(c->cache_dir, k->req, &k->resp) == 0) {
+                c->budget.tally.cache_hits++;
+        } else {
+                k->pending = true;
         }
-        *ret = resp;
-        return 0;
 }
 
-static int http_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
-                         heal_error *err)
+/* A fresh answer: tally it, keep it in the cache and the cassette. */
+static void settle(heal_llm_client *c, struct call *k)
 {
-        heal_llm_response resp = { 0 };
-        _cleanup_free_ char *body = NULL;
-        int r;
-
-        r = openai_encode(&body, req, err);
-        for (unsigned attempt = 0; r >= 0; attempt++) {
-                struct openai_stream *stream = NULL;
-                struct http_sink sink = { openai_stream_feed, NULL };
-                struct http_reply rep;
-                uint64_t wait_ms;
-
-                /* A fresh assembler per attempt: a retried stream starts over. Every attempt is
-                 * a request the budget pays for: check before sending. */
-                if ((r = budget_check(&c->budget, err)) < 0)
-                        break;
-                if (req->stream &&
-                    (r = openai_stream_new(&stream, &resp, c->cfg.max_response_bytes, err)) < 0)
-                        break;
-                if (stream)
-                        openai_stream_notify(stream, req, attempt + 1);
-                c->budget.tally.requests++;
-                sink.userdata = stream;
-                r = http_post_json(c->curl, c->url, c->api_key, body, &c->cfg,
-                                   stream ? &sink : NULL, &rep, err);
-                resp.attempts++;
-                if (r == 0 && rep.status >= 200 && rep.status < 300) {
-                        r = accept_reply(&resp, &rep, c->url, stream, err);
-                        openai_stream_free(stream);
-                        http_reply_release(&rep);
-                        break;
-                }
-                openai_stream_free(stream);
-                if (r == 0)
-                        r = http_error(&rep, c->url, err);
-                if (!retry_is_retryable(rep.status, r) || attempt >= c->cfg.max_retries) {
-                        http_reply_release(&rep);
-                        if (retry_is_retryable(rep.status, r))
-                                r = heal_error_prefix(err, r == -EAGAIN ? -EAGAIN : r,
-                                                      "gave up after %u attempts", resp.attempts);
-                        break;
-                }
-                wait_ms = retry_delay_ms(attempt, rep.retry_after_ms, c->cfg.max_retry_wait_ms);
-                http_reply_release(&rep);
-                nanosleep(&(struct timespec){ .tv_sec = (time_t)(wait_ms / 1000),
-                                              .tv_nsec = (long)(wait_ms % 1000) * 1000000 },
-                          NULL);
-                r = 0;
-                heal_error_clear(err);
+        if (k->resp.n_choices == 0) {
+                if (k->r == 0)
+                        k->r = heal_error_set(&k->err, -EPROTO, "the answer held no candidate");
+                return;
         }
-        if (r >= 0 && c->record)
-                r = cassette_append(c->record, req, &resp, err);
-        if (r < 0) {
-                heal_llm_response_release(&resp);
-                return r;
-        }
-        *ret = resp;
-        return 0;
+        k->r = 0;
+        heal_error_clear(&k->err);
+        budget_add(&c->budget, k->req->model, &k->resp);
+        if (c->cache_dir)
+                cache_put(c->cache_dir, k->req, &k->resp);
+        if (c->record)
+                k->r = cassette_append(c->record, k->req, &k->resp, &k->err);
 }
 
-static uint64_t mono_ms(void)
+int heal_llm_complete_many(heal_llm_client *c, const heal_llm_request *reqs, size_t n,
+                           heal_llm_response *rets, int *rs, heal_error *errs)
 {
-        struct timespec ts;
+        uint64_t start = llm_mono_ms();
+        struct call *calls;
+        int first = 0;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+        if (!c || (n && (!reqs || !rets)))
+                return -EINVAL;
+        calls = calloc(n ? n : 1, sizeof(*calls));
+        if (!calls)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                calls[i].req = &reqs[i];
+                lookup(c, &calls[i]);
+        }
+        if (c->wire && run_round(c, calls, n, false) == 0)
+                run_round(c, calls, n, true);
+        for (size_t i = 0; i < n; i++) {
+                struct call *k = &calls[i];
+
+                if (k->pending && c->command)
+                        k->r = exec_complete(c, k->req, &k->resp, &k->err);
+                if (k->pending)
+                        settle(c, k);
+                if (k->r < 0)
+                        heal_llm_response_release(&k->resp);
+                rets[i] = k->resp;
+                if (rs)
+                        rs[i] = k->r;
+                if (errs)
+                        errs[i] = k->err;
+                if (first == 0)
+                        first = k->r;
+        }
+        free(calls);
+        c->budget.tally.wall_ms += llm_mono_ms() - start;
+        return first;
 }
 
 int heal_llm_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
                       heal_error *err)
 {
-        uint64_t start;
         int r;
 
         if (!c || !req || !ret)
                 return heal_error_set(err, -EINVAL, "invalid argument");
-        start = mono_ms();
-        if (c->replay) {
-                r = replay_complete(c, req, ret, err);
-                c->budget.tally.cache_hits += r == 0;
-        } else if ((r = budget_check(&c->budget, err)) < 0) {
-                return r;
-        } else if (c->cache_dir && cache_get(c->cache_dir, req, ret) == 0) {
-                c->budget.tally.cache_hits++;
-        } else {
-                r = http_complete(c, req, ret, err);
-                if (r == 0) {
-                        budget_add(&c->budget, req->model, ret);
-                        if (c->cache_dir)
-                                cache_put(c->cache_dir, req, ret);
-                }
-        }
-        c->budget.tally.wall_ms += mono_ms() - start;
+        heal_llm_complete_many(c, req, 1, ret, &r, err);
         return r;
 }
 

@@ -121,27 +121,30 @@ static int map_curl_error(CURLcode c, const struct http_reply *r, heal_error *er
         return heal_error_set(err, -EIO, "request to '%s' failed: %s", url, curl_easy_strerror(c));
 }
 
-int http_post_json(CURL *curl, const char *url, const char *api_key, const char *body,
-                   const heal_llm_config *cfg, const struct http_sink *sink, struct http_reply *out,
-                   heal_error *err)
+struct curl_slist *http_headers(const struct llm_provider *p, const char *api_key, bool stream)
 {
-        struct curl_slist *hdrs = NULL;
-        char auth[1024];
-        CURLcode c;
-        int r = 0;
+        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
 
+        h = curl_slist_append(h, stream ? "Accept: text/event-stream, application/json"
+                                        : "Accept: application/json");
+        return p->headers(h, api_key);
+}
+
+void http_headers_free(struct curl_slist *h)
+{
+        for (struct curl_slist *l = h; l; l = l->next)
+                explicit_bzero(l->data, strlen(l->data));
+        curl_slist_free_all(h);
+}
+
+int http_start(CURL *curl, const char *url, struct curl_slist *hdrs, const char *body,
+               const heal_llm_config *cfg, const struct http_sink *sink, struct http_reply *out)
+{
         *out = (struct http_reply){ .retry_after_ms = -1, .curl = curl, .sink = sink };
         heal_buf_init(&out->body, cfg->max_response_bytes);
-        hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-        hdrs = curl_slist_append(hdrs, sink ? "Accept: text/event-stream, application/json"
-                                            : "Accept: application/json");
-        if (api_key && *api_key) {
-                snprintf(auth, sizeof(auth), "Authorization: Bearer %s", api_key);
-                hdrs = curl_slist_append(hdrs, auth);
-                explicit_bzero(auth, sizeof(auth));
-        }
         curl_easy_reset(curl);
-        curl_easy_setopt(curl, CURLOPT_URL, url);
+        if (!hdrs || curl_easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK)
+                return -ENOMEM;
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
         curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
@@ -153,14 +156,13 @@ int http_post_json(CURL *curl, const char *url, const char *api_key, const char 
         curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
         curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-        c = curl_easy_perform(curl);
-        if (c != CURLE_OK)
-                r = map_curl_error(c, out, err, url);
-        else
-                curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
-        /* The header list held the key: wipe it before freeing. */
-        for (struct curl_slist *h = hdrs; h; h = h->next)
-                explicit_bzero(h->data, strlen(h->data));
-        curl_slist_free_all(hdrs);
-        return r;
+        return 0;
+}
+
+int http_done(struct http_reply *out, CURLcode code, const char *url, heal_error *err)
+{
+        if (code != CURLE_OK)
+                return map_curl_error(code, out, err, url);
+        curl_easy_getinfo(out->curl, CURLINFO_RESPONSE_CODE, &out->status);
+        return 0;
 }

@@ -29,29 +29,54 @@ struct http_reply {
         bool streamed;     /* the body went to the sink */
 };
 
-/* http.c */
-int http_post_json(CURL *curl, const char *url, const char *api_key, const char *body,
-                   const heal_llm_config *cfg, const struct http_sink *sink, struct http_reply *out,
-                   heal_error *err);
+struct llm_provider;
+
+/* http.c: one POST, started on an easy handle that a multi handle then drives */
+int http_start(CURL *curl, const char *url, struct curl_slist *hdrs, const char *body,
+               const heal_llm_config *cfg, const struct http_sink *sink, struct http_reply *out);
+/* The transfer ended with @code: 0 with out->status set, or the mapped connection error. */
+int http_done(struct http_reply *out, CURLcode code, const char *url, heal_error *err);
 void http_reply_release(struct http_reply *r);
 int64_t http_parse_retry_after(const char *value, int64_t now_s);
+/* The request's headers: JSON in, @p's authentication and version; NULL when out of memory. */
+struct curl_slist *http_headers(const struct llm_provider *p, const char *api_key, bool stream);
+/* Wipe (the key may be in it) and free a header list. */
+void http_headers_free(struct curl_slist *h);
+
+struct llm_stream;
+struct sse_event;
+
+/* A wire format. */
+struct llm_provider {
+        const char *name;
+        const char *path;       /* appended to the base URL */
+        const char *end_marker; /* what ends its streams, for the error when one is cut */
+        bool native_n;          /* one request can ask for n candidates */
+        int (*encode)(char **ret, const heal_llm_request *req, heal_error *err);
+        int (*decode)(heal_llm_response *resp, const char *body, size_t len, heal_error *err);
+        int (*stream_event)(struct llm_stream *s, const struct sse_event *ev);
+        /* Append the authentication and version headers. */
+        struct curl_slist *(*headers)(struct curl_slist *h, const char *api_key);
+};
+extern const struct llm_provider llm_openai, llm_anthropic;
 
 /* openai.c: the Chat Completions wire format */
 int openai_encode(char **ret, const heal_llm_request *req, heal_error *err);
 int openai_decode(heal_llm_response *resp, const char *body, size_t len, heal_error *err);
-void openai_error_message(char *out, size_t len, const char *body, size_t body_len);
+/* The provider's own message in an error body ({"error": {"message"}} for both wire formats),
+ * else the body's start. */
+void llm_error_message(char *out, size_t len, const char *body, size_t body_len);
 /* Do tool-call arguments parse as a JSON object? (small models emit broken JSON) */
 bool llm_is_json_object(const char *text);
+/* openai_stream.c */
+int openai_stream_event(struct llm_stream *s, const struct sse_event *ev);
 
-/* openai_stream.c: a streamed chat completion assembled from its SSE chunks */
-struct openai_stream;
-int openai_stream_new(struct openai_stream **ret, heal_llm_response *resp, size_t max_bytes,
-                      heal_error *err);
-/* Tell @req's on_delta (if any) each text fragment, as HTTP attempt @attempt (from 1). */
-void openai_stream_notify(struct openai_stream *s, const heal_llm_request *req, unsigned attempt);
-int openai_stream_feed(const char *data, size_t len, void *userdata);
-int openai_stream_finish(struct openai_stream *s, heal_error *err);
-void openai_stream_free(struct openai_stream *s);
+/* anthropic.c, anthropic_stream.c: the Messages API */
+int anthropic_encode(char **ret, const heal_llm_request *req, heal_error *err);
+int anthropic_decode(heal_llm_response *resp, const char *body, size_t len, heal_error *err);
+const char *anthropic_finish_reason(const char *stop_reason);
+void anthropic_usage(heal_llm_response *resp, json_t *usage);
+int anthropic_stream_event(struct llm_stream *s, const struct sse_event *ev);
 
 /* cassette.c: record/replay */
 struct cassette_entry {
@@ -95,6 +120,59 @@ void budget_add(struct llm_budget_state *b, const char *model, const heal_llm_re
 /* cache.c: answers on disk, keyed like cassettes */
 int cache_get(const char *dir, const heal_llm_request *req, heal_llm_response *ret);
 void cache_put(const char *dir, const heal_llm_request *req, const heal_llm_response *resp);
+
+/* client.c, transfer.c */
+#define LLM_PARALLEL_MAX 64 /* requests in flight at once, at most */
+
+struct heal_llm_client {
+        heal_llm_config cfg;
+        const struct llm_provider *wire; /* NULL for replay and exec */
+        bool replay;
+        char *url;
+        char *api_key;
+        char *command; /* exec: the command line */
+        char *record;  /* cassette to append answers to, or NULL */
+        struct cassette cassette;
+        char *cache_dir;
+        struct llm_budget_state budget;
+        CURLM *multi;
+        CURL *idle[LLM_PARALLEL_MAX]; /* easy handles kept for connection reuse */
+        size_t n_idle;
+        unsigned parallel; /* most transfers at once */
+        unsigned running;  /* transfers now */
+};
+
+/* One HTTP request of a call and its retries. */
+struct llm_job {
+        heal_llm_request req; /* as sent: a copy whose n may be 1 (one of a split) */
+        size_t choice_base;   /* index of its first candidate in the caller's answer */
+        char *body;
+        heal_llm_response resp;
+        heal_error err;
+        int r;
+        bool done;
+        bool running;
+        unsigned attempts;
+        uint64_t ready_ms; /* when the next attempt may start (CLOCK_MONOTONIC, ms) */
+        CURL *curl;
+        struct curl_slist *hdrs;
+        struct llm_stream *stream;
+        struct http_sink sink;
+        struct http_reply rep;
+};
+
+uint64_t llm_mono_ms(void);
+/* Encode @req asking for @n candidates; on failure the job is done with its error. */
+int llm_job_init(struct llm_job *j, const struct llm_provider *wire, const heal_llm_request *req,
+                 unsigned n, size_t choice_base);
+void llm_job_release(struct llm_job *j);
+/* Run @jobs until each is done (answered, failed, or out of retries or budget). @jobs must not
+ * move meanwhile. */
+void llm_jobs_run(heal_llm_client *c, struct llm_job *jobs, size_t n);
+
+/* exec.c: the exec provider */
+int exec_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
+                  heal_error *err);
 
 /* retry.c */
 bool retry_is_retryable(long status, int r);

@@ -267,7 +267,7 @@ int openai_decode(heal_llm_response *resp, const char *body, size_t len, heal_er
         return r;
 }
 
-void openai_error_message(char *out, size_t len, const char *body, size_t body_len)
+void llm_error_message(char *out, size_t len, const char *body, size_t body_len)
 {
         json_t *root = json_loadb(body, body_len, 0, NULL);
         json_t *e = json_object_get(root, "error");
@@ -281,3 +281,26 @@ void openai_error_message(char *out, size_t len, const char *body, size_t body_l
                 snprintf(out, len, "(empty body)");
         json_decref(root);
 }
+
+static struct curl_slist *openai_headers(struct curl_slist *h, const char *api_key)
+{
+        char line[1024];
+
+        if (api_key && *api_key) {
+                snprintf(line, sizeof(line), "Authorization: Bearer %s", api_key);
+                h = curl_slist_append(h, line);
+                explicit_bzero(line, sizeof(line));
+        }
+        return h;
+}
+
+const struct llm_provider llm_openai = {
+        .name = "openai",
+        .path = "/chat/completions",
+        .end_marker = "'data: [DONE]'",
+        .native_n = true,
+        .encode = openai_encode,
+        .decode = openai_decode,
+        .stream_event = openai_stream_event,
+        .headers = openai_headers,
+};

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * When to try again, and how long to wait: 429 and 5xx (529 is Anthropic's "overloaded") and
- * broken connections are worth another attempt; 4xx are not. Without a Retry-After, exponential
+ * broken connections, and a stream the provider ended with "overloaded" (-EAGAIN), are
+ * worth another attempt; 4xx are not. Without a Retry-After, exponential
  * backoff with full jitter ("Exponential Backoff And Jitter", AWS Architecture Blog, 2015).
  */
 #include <errno.h>
@@ -11,7 +12,7 @@
 
 bool retry_is_retryable(long status, int r)
 {
-        if (r == -ECONNREFUSED || r == -ECONNRESET || r == -ETIMEDOUT)
+        if (r == -ECONNREFUSED || r == -ECONNRESET || r == -ETIMEDOUT || r == -EAGAIN)
                 return true;
         return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
                status == 529;

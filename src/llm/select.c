@@ -36,6 +36,7 @@ static const struct provider providers[] = {
         { "anthropic", "anthropic", "https://api.anthropic.com/v1", NULL, "ANTHROPIC_API_KEY",
           "claude-sonnet-4-5" },
         { "replay", "replay", "", NULL, NULL, "gpt-4.1-mini" },
+        { "exec", "exec", "", NULL, NULL, "local" },
 };
 
 static const char *env_get(const char *const *envp, const char *name)
@@ -49,7 +50,7 @@ static const char *env_get(const char *const *envp, const char *name)
 }
 
 struct ini_llm {
-        char model[256], url[512], cassette[512];
+        char model[256], url[512], cassette[512], command[1024];
 };
 
 static int on_ini(void *user, const char *section, const char *name, const char *value)
@@ -64,6 +65,8 @@ static int on_ini(void *user, const char *section, const char *name, const char 
                 snprintf(c->url, sizeof(c->url), "%s", value);
         else if (strcmp(name, "cassette") == 0)
                 snprintf(c->cassette, sizeof(c->cassette), "%s", value);
+        else if (strcmp(name, "command") == 0)
+                snprintf(c->command, sizeof(c->command), "%s", value);
         return 1;
 }
 
@@ -134,12 +137,8 @@ static int fill(heal_llm_selection *s, const struct provider *p, const char *url
 {
         const char *key = p->key_env ? env_get(envp, p->key_env) : NULL;
         const char *cassette = env_get(envp, "HEAL_CASSETTE");
+        const char *command = env_get(envp, "HEAL_LLM_COMMAND");
 
-        if (strcmp(p->wire, "anthropic") == 0)
-                return heal_error_set(err, -EINVAL,
-                                      "provider 'anthropic' is not in this build yet; use an "
-                                      "OpenAI-compatible provider (openai, openrouter, gemini, "
-                                      "ollama)");
         snprintf(s->provider, sizeof(s->provider), "%s", p->name);
         base_url(s, p, url_flag, envp, ini);
         if (key) {
@@ -163,6 +162,15 @@ static int fill(heal_llm_selection *s, const struct provider *p, const char *url
                                               "the replay provider needs a cassette: set "
                                               "HEAL_CASSETTE or [llm] cassette= in .heal/config");
                 s->config.cassette = s->cassette;
+        }
+        if (strcmp(p->wire, "exec") == 0) {
+                snprintf(s->command, sizeof(s->command), "%s", command ? command : ini->command);
+                if (!s->command[0])
+                        return heal_error_set(err, -EINVAL,
+                                              "the exec provider needs a command: set "
+                                              "HEAL_LLM_COMMAND or [llm] command= in "
+                                              ".heal/config");
+                s->config.command = s->command;
         }
         return 0;
 }
@@ -194,7 +202,8 @@ int heal_llm_select(heal_llm_selection *ret, const char *model_flag, const char 
                 if (!p)
                         return heal_error_set(err, -EINVAL,
                                               "unknown provider '%.*s' (from %s); known: openai, "
-                                              "openrouter, gemini, ollama, anthropic, replay",
+                                              "openrouter, gemini, ollama, anthropic, replay, "
+                                              "exec",
                                               (int)(colon - named), named, source);
                 snprintf(s.model, sizeof(s.model), "%s", colon + 1);
         } else if ((p = implied(envp, &source))) {
@@ -217,6 +226,7 @@ int heal_llm_select(heal_llm_selection *ret, const char *model_flag, const char 
         ret->config.base_url = ret->base_url;
         ret->config.api_key = ret->api_key[0] ? ret->api_key : NULL;
         ret->config.cassette = ret->cassette[0] ? ret->cassette : NULL;
+        ret->config.command = ret->command[0] ? ret->command : NULL;
         explicit_bzero(s.api_key, sizeof(s.api_key));
         return 0;
 }

@@ -22,6 +22,8 @@ static const char *reason(int status)
                 return "Too Many Requests";
         case 500:
                 return "Internal Server Error";
+        case 529:
+                return "Overloaded";
         case 503:
                 return "Service Unavailable";
         default:
@@ -85,26 +87,74 @@ static void answer(int c, const struct httpd_reply *r)
         free(big);
 }
 
+struct conn {
+        struct httpd *h;
+        int fd;
+        size_t index;
+};
+
+/* Wait until @want requests are in flight, or 10 s. */
+static void gather(struct httpd *h, unsigned want)
+{
+        struct timespec until;
+
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        pthread_mutex_lock(&h->lock);
+        while (h->inflight < want && pthread_cond_timedwait(&h->changed, &h->lock, &until) == 0)
+                ;
+        pthread_mutex_unlock(&h->lock);
+}
+
+static void *serve_one(void *arg)
+{
+        struct conn *c = arg;
+        struct httpd *h = c->h;
+        const struct httpd_reply *r = &h->replies[c->index];
+        static __thread char scratch[16384];
+
+        read_request(c->fd, c->index < 8 ? h->requests[c->index] : scratch, sizeof(scratch));
+        pthread_mutex_lock(&h->lock);
+        h->inflight++;
+        if (h->inflight > h->max_inflight)
+                h->max_inflight = h->inflight;
+        pthread_cond_broadcast(&h->changed);
+        pthread_mutex_unlock(&h->lock);
+        if (r->gather)
+                gather(h, r->gather);
+        if (r->delay_ms)
+                nanosleep(&(struct timespec){ .tv_sec = r->delay_ms / 1000,
+                                              .tv_nsec = (long)(r->delay_ms % 1000) * 1000000 },
+                          NULL);
+        answer(c->fd, r);
+        close(c->fd);
+        pthread_mutex_lock(&h->lock);
+        h->inflight--;
+        h->served++;
+        pthread_cond_broadcast(&h->changed);
+        pthread_mutex_unlock(&h->lock);
+        free(c);
+        return NULL;
+}
+
 static void *serve(void *arg)
 {
         struct httpd *h = arg;
 
-        while (h->served < h->n_replies) {
-                const struct httpd_reply *r = &h->replies[h->served];
-                char scratch[16384];
-                int c = accept(h->fd, NULL, NULL);
+        while (h->accepted < h->n_replies && h->accepted < 64) {
+                struct conn *c;
+                int fd = accept(h->fd, NULL, NULL);
 
-                if (c < 0)
+                if (fd < 0)
                         break;
-                read_request(c, h->served < 8 ? h->requests[h->served] : scratch, sizeof(scratch));
-                if (r->delay_ms)
-                        nanosleep(&(struct timespec){ .tv_sec = r->delay_ms / 1000,
-                                                      .tv_nsec = (long)(r->delay_ms % 1000) *
-                                                                 1000000 },
-                                  NULL);
-                answer(c, r);
-                h->served++;
-                close(c);
+                c = malloc(sizeof(*c));
+                *c = (struct conn){ h, fd, h->accepted };
+                if (pthread_create(&h->conns[h->accepted], NULL, serve_one, c) != 0) {
+                        close(fd);
+                        free(c);
+                        break;
+                }
+                h->accepted++;
         }
         return NULL;
 }
@@ -115,6 +165,8 @@ void httpd_start(struct httpd *h, const struct httpd_reply *replies, size_t n)
         socklen_t alen = sizeof(a);
 
         memset(h, 0, sizeof(*h));
+        pthread_mutex_init(&h->lock, NULL);
+        pthread_cond_init(&h->changed, NULL);
         h->replies = replies;
         h->n_replies = n;
         h->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -131,5 +183,9 @@ void httpd_stop(struct httpd *h)
 {
         shutdown(h->fd, SHUT_RDWR);
         pthread_join(h->thread, NULL);
+        for (size_t i = 0; i < h->accepted; i++)
+                pthread_join(h->conns[i], NULL);
         close(h->fd);
+        pthread_mutex_destroy(&h->lock);
+        pthread_cond_destroy(&h->changed);
 }

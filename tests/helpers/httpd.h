@@ -2,8 +2,9 @@
 #ifndef HEAL_TEST_HTTPD_H
 #define HEAL_TEST_HTTPD_H
 
-/* A small HTTP/1.1 server on 127.0.0.1 for the LLM tests: it answers each connection with the
- * next scripted reply (status, headers, body, delay) and records every request it read. */
+/* A small HTTP/1.1 server on 127.0.0.1 for the LLM tests: it answers each connection, in a
+ * thread of its own, with the next scripted reply (status, headers, body, delay) in the order
+ * the connections came, records every request it read, and how many were in flight at once. */
 
 #include <pthread.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@ struct httpd_reply {
         const char *body;         /* NULL with @body_size: that many 'x' bytes */
         size_t body_size;
         unsigned delay_ms; /* before answering */
+        unsigned gather;   /* first wait (up to 10 s) until this many requests are in flight */
 };
 
 struct httpd {
@@ -23,7 +25,12 @@ struct httpd {
         pthread_t thread;
         const struct httpd_reply *replies;
         size_t n_replies;
-        size_t served;
+        size_t served;   /* replies sent */
+        size_t accepted; /* connections taken */
+        unsigned inflight, max_inflight;
+        pthread_mutex_t lock;
+        pthread_cond_t changed;
+        pthread_t conns[64];
         char requests[8][16384]; /* head and body of the first 8 requests */
         char base_url[64];
 };

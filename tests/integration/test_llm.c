@@ -61,7 +61,7 @@ static int ask(const struct httpd_reply *replies, size_t n, unsigned retries, ui
 
 Test(llm, plain_answer_and_the_request_on_the_wire)
 {
-        struct httpd_reply ok = { 200, NULL, "x-request-id: req-42\r\n", OK_BODY, 0, 0 };
+        struct httpd_reply ok = { 200, NULL, "x-request-id: req-42\r\n", OK_BODY, 0, 0, 0 };
 
         cr_assert_eq(ask(&ok, 1, 0, 5000, 0), 0, "%s", err.msg);
         cr_assert_eq(resp.n_choices, 1);
@@ -93,6 +93,7 @@ Test(llm, several_tool_calls_in_one_turn)
                 "\"arguments\":\"{\\\"language\\\": \"}}]},\"finish_reason\":\"tool_calls\"}]}",
                 0,
                 0,
+                0,
         };
 
         cr_assert_eq(ask(&calls, 1, 0, 5000, 0), 0, "%s", err.msg);
@@ -111,8 +112,8 @@ Test(llm, rate_limited_then_success_honours_retry_after)
 {
         struct httpd_reply r[] = {
                 { 429, NULL, "retry-after-ms: 30\r\n",
-                  "{\"error\":{\"message\":\"Rate limit reached\"}}", 0, 0 },
-                { 200, NULL, NULL, OK_BODY, 0, 0 },
+                  "{\"error\":{\"message\":\"Rate limit reached\"}}", 0, 0, 0 },
+                { 200, NULL, NULL, OK_BODY, 0, 0, 0 },
         };
         struct timespec t0, t1;
 
@@ -127,8 +128,8 @@ Test(llm, rate_limited_then_success_honours_retry_after)
 Test(llm, server_error_then_success)
 {
         struct httpd_reply r[] = {
-                { 500, NULL, NULL, "{\"error\":{\"message\":\"boom\"}}", 0, 0 },
-                { 200, NULL, NULL, OK_BODY, 0, 0 },
+                { 500, NULL, NULL, "{\"error\":{\"message\":\"boom\"}}", 0, 0, 0 },
+                { 200, NULL, NULL, OK_BODY, 0, 0, 0 },
         };
 
         cr_assert_eq(ask(r, 2, 3, 5000, 0), 0, "%s", err.msg);
@@ -140,8 +141,8 @@ Test(llm, unauthorized_is_not_retried_and_quotes_the_provider)
 {
         struct httpd_reply r[] = {
                 { 401, NULL, NULL,
-                  "{\"error\":{\"message\":\"Incorrect API key provided: sk-te***\"}}", 0, 0 },
-                { 200, NULL, NULL, OK_BODY, 0, 0 },
+                  "{\"error\":{\"message\":\"Incorrect API key provided: sk-te***\"}}", 0, 0, 0 },
+                { 200, NULL, NULL, OK_BODY, 0, 0, 0 },
         };
 
         cr_assert_eq(ask(r, 1, 3, 5000, 0), -EACCES, "%s", err.msg);
@@ -153,9 +154,9 @@ Test(llm, unauthorized_is_not_retried_and_quotes_the_provider)
 Test(llm, retries_run_out)
 {
         struct httpd_reply r[] = {
-                { 503, NULL, NULL, "{\"error\":{\"message\":\"overloaded\"}}", 0, 0 },
-                { 503, NULL, NULL, "{\"error\":{\"message\":\"overloaded\"}}", 0, 0 },
-                { 503, NULL, NULL, "{\"error\":{\"message\":\"still overloaded\"}}", 0, 0 },
+                { 503, NULL, NULL, "{\"error\":{\"message\":\"overloaded\"}}", 0, 0, 0 },
+                { 503, NULL, NULL, "{\"error\":{\"message\":\"overloaded\"}}", 0, 0, 0 },
+                { 503, NULL, NULL, "{\"error\":{\"message\":\"still overloaded\"}}", 0, 0, 0 },
         };
 
         cr_assert_eq(ask(r, 3, 2, 5000, 0), -EAGAIN, "%s", err.msg);
@@ -167,7 +168,7 @@ Test(llm, retries_run_out)
 
 Test(llm, malformed_json_names_what_came)
 {
-        struct httpd_reply r = { 200, NULL, NULL, "{\"choices\": [", 0, 0 };
+        struct httpd_reply r = { 200, NULL, NULL, "{\"choices\": [", 0, 0, 0 };
 
         cr_assert_eq(ask(&r, 1, 0, 5000, 0), -EPROTO, "%s", err.msg);
         cr_assert(strstr(err.msg, "invalid JSON"), "%s", err.msg);
@@ -180,7 +181,7 @@ Test(llm, malformed_json_names_what_came)
 
 Test(llm, wrong_content_type)
 {
-        struct httpd_reply r = { 200, "text/html", NULL, "<html>captive portal</html>", 0, 0 };
+        struct httpd_reply r = { 200, "text/html", NULL, "<html>captive portal</html>", 0, 0, 0 };
 
         cr_assert_eq(ask(&r, 1, 0, 5000, 0), -EPROTO, "%s", err.msg);
         cr_assert(strstr(err.msg, "content type 'text/html'"), "%s", err.msg);
@@ -188,7 +189,7 @@ Test(llm, wrong_content_type)
 
 Test(llm, oversized_response)
 {
-        struct httpd_reply r = { 200, NULL, NULL, NULL, 1 << 20, 0 };
+        struct httpd_reply r = { 200, NULL, NULL, NULL, 1 << 20, 0, 0 };
 
         cr_assert_eq(ask(&r, 1, 0, 5000, 4096), -E2BIG, "%s", err.msg);
         cr_assert(strstr(err.msg, "larger than 4096 bytes"), "%s", err.msg);
@@ -196,7 +197,7 @@ Test(llm, oversized_response)
 
 Test(llm, slower_than_the_timeout)
 {
-        struct httpd_reply r = { 200, NULL, NULL, OK_BODY, 0, 1500 };
+        struct httpd_reply r = { 200, NULL, NULL, OK_BODY, 0, 1500, 0 };
 
         cr_assert_eq(ask(&r, 1, 0, 300, 0), -ETIMEDOUT, "%s", err.msg);
 }
@@ -235,7 +236,7 @@ static int replay(const char *cassette, const char *question)
 Test(llm, record_then_replay_round_trips_without_the_key)
 {
         char path[] = "/tmp/heal-test-cassette-XXXXXX";
-        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0 };
+        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0, 0 };
         heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
         heal_llm_message msg = { .role = HEAL_LLM_USER, .content = "say hello" };
         heal_llm_request req = HEAL_LLM_REQUEST_INIT;
@@ -359,6 +360,7 @@ Test(llm, streamed_answer_with_usage_chunk_and_comments)
                                                                          "\"completion_tokens\":2}}") "data: [DONE]\n\n",
                 0,
                 0,
+                0,
         };
 
         cr_assert_eq(ask_stream(&r, 1), 0, "%s", err.msg);
@@ -393,6 +395,7 @@ Test(llm, streamed_tool_call_deltas_are_assembled_by_index)
                                       "\"tool_calls\"}]}") "data: [DONE]\n\n",
                 0,
                 0,
+                0,
         };
 
         cr_assert_eq(ask_stream(&r, 1), 0, "%s", err.msg);
@@ -415,6 +418,7 @@ Test(llm, stream_cut_mid_event_is_an_error)
                 CHUNK("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial\"}}]}") "data: {\"choices\":[{\"ind",
                 0,
                 0,
+                0,
         };
 
         cr_assert_eq(ask_stream(&r, 1), -EPROTO, "%s", err.msg);
@@ -423,7 +427,7 @@ Test(llm, stream_cut_mid_event_is_an_error)
 
 Test(llm, stream_request_answered_with_plain_json_still_works)
 {
-        struct httpd_reply r = { 200, NULL, NULL, OK_BODY, 0, 0 };
+        struct httpd_reply r = { 200, NULL, NULL, OK_BODY, 0, 0, 0 };
 
         cr_assert_eq(ask_stream(&r, 1), 0, "%s", err.msg);
         cr_assert_str_eq(resp.choices[0].text, "hello there");
@@ -433,12 +437,12 @@ Test(llm, stream_request_answered_with_plain_json_still_works)
 Test(llm, stream_after_a_429_starts_over)
 {
         struct httpd_reply r[] = {
-                { 429, NULL, "retry-after: 0\r\n", "{\"error\":{\"message\":\"slow down\"}}", 0,
+                { 429, NULL, "retry-after: 0\r\n", "{\"error\":{\"message\":\"slow down\"}}", 0, 0,
                   0 },
                 { 200, "text/event-stream", NULL,
                   CHUNK("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},"
                         "\"finish_reason\":\"stop\"}]}") "data: [DONE]\n\n",
-                  0, 0 },
+                  0, 0, 0 },
         };
 
         cr_assert_eq(ask_stream(r, 2), 0, "%s", err.msg);
@@ -458,6 +462,7 @@ Test(llm, two_candidates_streamed_are_told_apart)
                       "{\"index\":0,\"delta\":{\"content\":\"a\"}}]}")
                         CHUNK("{\"choices\":[{\"index\":1,\"delta\":{\"content\":\"\"},"
                               "\"finish_reason\":\"stop\"}]}") "data: [DONE]\n\n",
+                0,
                 0,
                 0,
         };
@@ -484,7 +489,7 @@ static heal_llm_request hello_request(heal_llm_message *msg)
 
 Test(llm, response_schema_goes_on_the_wire_and_a_bad_one_is_refused_locally)
 {
-        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0 };
+        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0, 0 };
         heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
         heal_llm_message msg;
         heal_llm_request req = hello_request(&msg);
@@ -512,8 +517,8 @@ Test(llm, response_schema_goes_on_the_wire_and_a_bad_one_is_refused_locally)
 
 Test(llm, budget_stops_before_sending_and_tallies)
 {
-        struct httpd_reply ok[] = { { 200, NULL, NULL, OK_BODY, 0, 0 },
-                                    { 200, NULL, NULL, OK_BODY, 0, 0 } };
+        struct httpd_reply ok[] = { { 200, NULL, NULL, OK_BODY, 0, 0, 0 },
+                                    { 200, NULL, NULL, OK_BODY, 0, 0, 0 } };
         heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
         heal_llm_budget budget = { .max_requests = 2 };
         heal_llm_message msg;
@@ -547,7 +552,7 @@ Test(llm, budget_stops_before_sending_and_tallies)
 
 Test(llm, token_and_money_budgets_with_price_override)
 {
-        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0 };
+        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0, 0 };
         heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
         heal_llm_budget budget = { .max_cost_micro_usd = 1000 };
         heal_llm_message msg;
@@ -568,8 +573,8 @@ Test(llm, token_and_money_budgets_with_price_override)
 
 Test(llm, cache_answers_repeats_and_ignores_corruption)
 {
-        struct httpd_reply ok[] = { { 200, NULL, NULL, OK_BODY, 0, 0 },
-                                    { 200, NULL, NULL, OK_BODY, 0, 0 } };
+        struct httpd_reply ok[] = { { 200, NULL, NULL, OK_BODY, 0, 0, 0 },
+                                    { 200, NULL, NULL, OK_BODY, 0, 0, 0 } };
         heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
         char dir[] = "/tmp/heal-test-cache-XXXXXX", cmd[128];
         heal_llm_message msg;

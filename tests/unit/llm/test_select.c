@@ -92,14 +92,40 @@ Test(select, errors_name_the_problem)
         cr_assert(strstr(err.msg, "names no provider"), "%s", err.msg);
         cr_assert_eq(pick("skynet:t800", NULL, NULL, NULL), -EINVAL);
         cr_assert(strstr(err.msg, "unknown provider 'skynet'"), "%s", err.msg);
-        cr_assert_eq(pick("anthropic:claude-sonnet-4-5", NULL, ENV("ANTHROPIC_API_KEY=a"), NULL),
-                     -EINVAL);
-        cr_assert(strstr(err.msg, "not in this build"), "%s", err.msg);
+        cr_assert_eq(pick("anthropic:claude-sonnet-4-5", NULL, NULL, NULL), -EINVAL);
+        cr_assert(strstr(err.msg, "set ANTHROPIC_API_KEY"), "%s", err.msg);
+        cr_assert_eq(pick("exec:local", NULL, NULL, NULL), -EINVAL);
+        cr_assert(strstr(err.msg, "HEAL_LLM_COMMAND"), "%s", err.msg);
         cr_assert_eq(pick("replay:gpt-4.1-mini", NULL, NULL, NULL), -EINVAL);
         cr_assert(strstr(err.msg, "HEAL_CASSETTE"), "%s", err.msg);
         cr_assert_eq(pick("replay:gpt-4.1-mini", NULL, ENV("HEAL_CASSETTE=/tmp/c.jsonl"), NULL), 0);
         cr_assert_str_eq(sel.config.provider, "replay");
         cr_assert_str_eq(sel.config.cassette, "/tmp/c.jsonl");
+}
+
+Test(select, anthropic_and_exec)
+{
+        char path[] = "/tmp/heal-test-config-XXXXXX";
+        int fd = mkstemp(path);
+        FILE *f = fdopen(fd, "w");
+
+        cr_assert_eq(pick(NULL, NULL, ENV("ANTHROPIC_API_KEY=sk-ant"), NULL), 0, "%s", err.msg);
+        cr_assert_str_eq(sel.provider, "anthropic");
+        cr_assert_str_eq(sel.config.provider, "anthropic");
+        cr_assert_str_eq(sel.model, "claude-sonnet-4-5");
+        cr_assert_str_eq(sel.config.base_url, "https://api.anthropic.com/v1");
+        cr_assert_str_eq(sel.config.api_key, "sk-ant");
+        cr_assert_eq(pick("exec:my-model", NULL, ENV("HEAL_LLM_COMMAND=llm -m x"), NULL), 0, "%s",
+                     err.msg);
+        cr_assert_str_eq(sel.config.provider, "exec");
+        cr_assert_str_eq(sel.config.command, "llm -m x");
+        cr_assert_str_eq(sel.model, "my-model");
+        fputs("[llm]\nmodel = exec:m\ncommand = ./answer.sh --fast\n", f);
+        fclose(f);
+        cr_assert_eq(pick(NULL, NULL, NULL, path), 0, "%s", err.msg);
+        cr_assert_str_eq(sel.config.command, "./answer.sh --fast");
+        cr_assert_eq(sel.config.command, sel.command, "config points into the selection");
+        unlink(path);
 }
 
 Test(select, malformed_config)

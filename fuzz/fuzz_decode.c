@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The OpenAI response decoder and error-message extractor on arbitrary bodies: no crash, no leak,
+ * A response decoder (FUZZ_DECODE: openai_decode or anthropic_decode) and the error-message
+ * extractor on arbitrary bodies: no crash, no leak,
  * only the documented errors, and on success every string a caller may read is there.
  */
 #include <errno.h>
@@ -11,6 +12,10 @@
 #include "fuzz.h"
 #include "llm/llm-internal.h"
 
+#ifndef FUZZ_DECODE
+# define FUZZ_DECODE openai_decode
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         heal_llm_response resp = { 0 };
@@ -18,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char msg[300];
         int r;
 
-        r = openai_decode(&resp, (const char *)data, size, &err);
+        r = FUZZ_DECODE(&resp, (const char *)data, size, &err);
         FUZZ_ASSERT(r == 0 || r == -EPROTO || r == -ENOMEM);
         if (r == 0) {
                 FUZZ_ASSERT(resp.n_choices > 0);
@@ -32,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_ASSERT(err.msg[0] != '\0');
         }
         heal_llm_response_release(&resp);
-        openai_error_message(msg, sizeof(msg), (const char *)data, size);
+        llm_error_message(msg, sizeof(msg), (const char *)data, size);
         FUZZ_ASSERT(strlen(msg) < sizeof(msg));
         return 0;
 }

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exec provider: a local command answers. heal runs it with "/bin/sh -c COMMAND", writes
+ * the request as JSON (the canonical Chat Completions form that cassettes use) to its stdin,
+ * and reads the answer from its stdout: either a Chat Completions response or heal's own
+ * response form (docs/llm.md). A nonzero exit, a signal, a timeout, an oversized or malformed
+ * answer is an error that says which, with the tail of the command's stderr. The command is
+ * the user's own tool, run with their environment, not in the sandbox.
+ * See: posix_spawn(3), poll(2).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "llm/llm-internal.h"
+
+extern char **environ;
+
+#define STDERR_TAIL 2048
+
+struct child {
+        pid_t pid;
+        int in, out, errfd; /* our ends; -1 once closed */
+        const char *request;
+        size_t request_len, written;
+        heal_buf answer;
+        char tail[STDERR_TAIL + 1]; /* the last bytes of stderr */
+        size_t tail_len;
+};
+
+static int spawn(struct child *ch, char *command)
+{
+        char sh[] = "sh", dash_c[] = "-c";
+        char *argv[] = { sh, dash_c, command, NULL };
+        int in[2], out[2], errp[2];
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        int r;
+
+        /* stdin is a socket so that writing to a command that stopped reading is EPIPE from
+         * send(MSG_NOSIGNAL), not a SIGPIPE that kills the caller. */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0)
+                return -errno;
+        if (pipe2(out, O_CLOEXEC) < 0) {
+                r = -errno;
+                close(in[0]), close(in[1]);
+                return r;
+        }
+        if (pipe2(errp, O_CLOEXEC) < 0) {
+                r = -errno;
+                close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+                return r;
+        }
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP); /* a timeout kills its group */
+        posix_spawnattr_setpgroup(&attr, 0);
+        r = -posix_spawn(&ch->pid, "/bin/sh", &fa, &attr, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        close(in[0]), close(out[1]), close(errp[1]);
+        ch->in = in[1], ch->out = out[0], ch->errfd = errp[0];
+        shutdown(ch->in, SHUT_RD);
+        if (r < 0) {
+                close(ch->in), close(ch->out), close(ch->errfd);
+                ch->in = ch->out = ch->errfd = -1;
+        }
+        return r;
+}
+
+static void keep_tail(struct child *ch, const char *data, size_t n)
+{
+        if (n >= STDERR_TAIL) {
+                memcpy(ch->tail, data + n - STDERR_TAIL, STDERR_TAIL);
+                ch->tail_len = STDERR_TAIL;
+        } else {
+                size_t keep = MIN(ch->tail_len, STDERR_TAIL - n);
+
+                memmove(ch->tail, ch->tail + ch->tail_len - keep, keep);
+                memcpy(ch->tail + keep, data, n);
+                ch->tail_len = keep + n;
+        }
+        ch->tail[ch->tail_len] = '\0';
+}
+
+/* Move bytes for one ready fd; return -E2BIG when the answer is over the cap. */
+static int pump(struct child *ch, struct pollfd *p)
+{
+        char buf[16384];
+        ssize_t n;
+
+        if (p->fd == ch->in) {
+                n = send(ch->in, ch->request + ch->written, ch->request_len - ch->written,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n > 0)
+                        ch->written += (size_t)n;
+                if ((n < 0 && errno != EAGAIN && errno != EINTR) || ch->written == ch->request_len)
+                        ch->in = safe_close(ch->in); /* done, or the command stopped reading */
+                return 0;
+        }
+        n = read(p->fd, buf, sizeof(buf));
+        if (n <= 0) {
+                if (n < 0 && errno == EINTR)
+                        return 0;
+                if (p->fd == ch->out)
+                        ch->out = safe_close(ch->out);
+                else
+                        ch->errfd = safe_close(ch->errfd);
+                return 0;
+        }
+        if (p->fd == ch->errfd) {
+                keep_tail(ch, buf, (size_t)n);
+                return 0;
+        }
+        return heal_buf_append(&ch->answer, buf, (size_t)n) == 0 ? 0 : -E2BIG;
+}
+
+/* Feed the request and read until the command closes its output, or the deadline. */
+static int talk(struct child *ch, uint64_t deadline_ms)
+{
+        while (ch->out >= 0 || ch->errfd >= 0) {
+                struct pollfd p[3];
+                uint64_t now = llm_mono_ms();
+                int n = 0, r;
+
+                if (now >= deadline_ms)
+                        return -ETIMEDOUT;
+                if (ch->in >= 0)
+                        p[n++] = (struct pollfd){ .fd = ch->in, .events = POLLOUT };
+                if (ch->out >= 0)
+                        p[n++] = (struct pollfd){ .fd = ch->out, .events = POLLIN };
+                if (ch->errfd >= 0)
+                        p[n++] = (struct pollfd){ .fd = ch->errfd, .events = POLLIN };
+                r = poll(p, (nfds_t)n, (int)MIN(deadline_ms - now, 1000));
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                for (int i = 0; r > 0 && i < n; i++)
+                        if (p[i].revents && (r = pump(ch, &p[i])) < 0)
+                                return r;
+        }
+        return 0;
+}
+
+/* The answer as a Chat Completions response or as heal's own form. */
+static int decode(heal_llm_response *resp, const struct child *ch, const char *command,
+                  heal_error *err)
+{
+        const char *body = ch->answer.data ? ch->answer.data : "";
+        json_error_t jerr;
+        json_t *root = json_loadb(body, ch->answer.len, 0, &jerr), *first;
+        int r;
+
+        first = json_array_get(json_object_get(root, "choices"), 0);
+        if (json_is_object(json_object_get(first, "message")))
+                r = openai_decode(resp, body, ch->answer.len, err);
+        else if (json_is_string(json_object_get(first, "text")))
+                r = cassette_response(resp, root, err);
+        else
+                r = heal_error_set(err, -EPROTO,
+                                   "the model command '%s' printed no answer: expected JSON with "
+                                   "\"choices\": [{\"message\": ...}] or [{\"text\": ...}], got "
+                                   "'%.80s'%s%s",
+                                   command, body,
+                                   root ? "" : ", not JSON: ", root ? "" : jerr.text);
+        if (r == 0)
+                snprintf(resp->request_id, sizeof(resp->request_id), "exec");
+        json_decref(root);
+        return r;
+}
+
+/* Wait for the command to exit by @deadline_ms (it may close its output and linger). */
+static int wait_exit(const struct child *ch, uint64_t deadline_ms)
+{
+        int pidfd = (int)syscall(SYS_pidfd_open, ch->pid, 0), r = 0;
+        uint64_t now;
+
+        if (pidfd < 0)
+                return 0; /* before Linux 5.3: reap() blocks */
+        while ((now = llm_mono_ms()) < deadline_ms) {
+                struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+                r = poll(&p, 1, (int)MIN(deadline_ms - now, 1000));
+                if (r > 0)
+                        break;
+        }
+        close(pidfd);
+        return r > 0 ? 0 : -ETIMEDOUT;
+}
+
+static int reap(struct child *ch, bool kill_it)
+{
+        int status = 0;
+
+        if (kill_it)
+                kill(-ch->pid, SIGKILL);
+        while (waitpid(ch->pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -1; /* SIGCHLD ignored by the caller: the status is gone */
+        return status;
+}
+
+static int finish(struct child *ch, int r, const char *command, heal_llm_response *ret,
+                  heal_error *err)
+{
+        int status = reap(ch, r < 0);
+
+        if (r == -ETIMEDOUT)
+                return heal_error_set(err, r, "the model command '%s' did not answer in time",
+                                      command);
+        if (r == -E2BIG)
+                return heal_error_set(err, r, "the model command '%s' printed more than %zu bytes",
+                                      command, ch->answer.max);
+        if (r < 0)
+                return heal_error_set(err, r, "talking to the model command '%s': %s", command,
+                                      strerror(-r));
+        if (status > 0 && WIFEXITED(status))
+                return heal_error_set(err, -EIO, "the model command '%s' exited with status %d: %s",
+                                      command, WEXITSTATUS(status),
+                                      ch->tail_len ? ch->tail : "(no stderr)");
+        if (status > 0 && WIFSIGNALED(status))
+                return heal_error_set(err, -EIO,
+                                      "the model command '%s' was killed by signal %d: %s", command,
+                                      WTERMSIG(status), ch->tail_len ? ch->tail : "(no stderr)");
+        return decode(ret, ch, command, err);
+}
+
+int exec_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_response *ret,
+                  heal_error *err)
+{
+        _cleanup_free_ char *request = NULL;
+        struct child ch = { .in = -1, .out = -1, .errfd = -1 };
+        uint64_t deadline;
+        char key[33];
+        int r;
+
+        if ((r = budget_check(&c->budget, err)) < 0 ||
+            (r = cassette_key(&request, key, req, err)) < 0)
+                return r;
+        ch.request = request;
+        ch.request_len = strlen(request);
+        heal_buf_init(&ch.answer, c->cfg.max_response_bytes);
+        if ((r = spawn(&ch, c->command)) < 0)
+                return heal_error_set(err, r, "cannot start the model command '%s': %s", c->command,
+                                      strerror(-r));
+        c->budget.tally.requests++;
+        deadline = llm_mono_ms() + c->cfg.timeout_ms;
+        r = talk(&ch, deadline);
+        safe_close(ch.in), safe_close(ch.out), safe_close(ch.errfd);
+        if (r == 0)
+                r = wait_exit(&ch, deadline);
+        r = finish(&ch, r, c->command, ret, err);
+        ret->attempts = 1;
+        heal_buf_release(&ch.answer);
+        return r;
+}
