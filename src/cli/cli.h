@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "heal/llm.h"
 #include "heal/sandbox.h"
 
 /* heal run's own exit codes (docs/exit-codes.md); otherwise it exits with the command's status. */
@@ -22,6 +23,25 @@ enum {
 
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+
+/* llm_opts.c: --model PROVIDER:MODEL, --llm-url URL, --record FILE (each also as --flag=value) */
+struct llm_opts {
+        const char *model;
+        const char *url;
+        const char *record;
+};
+#define LLM_OPTS_HELP                                                                       \
+ "  --model PROVIDER:MODEL   e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5,\n"      \
+ "                           ollama:qwen2.5-coder:7b (default: HEAL_MODEL, .heal/config,\n" \
+ "                           or the provider of the API key set; see docs/llm.md)\n"        \
+ "  --llm-url URL            the provider's base URL (a local or proxy server)\n"           \
+ "  --record FILE            append every answer to the cassette FILE (keys never\n"        \
+ "                           written); replay it with HEAL_MODEL=replay:MODEL\n"            \
+ "                           HEAL_CASSETTE=FILE\n"
+/* argv[*i] is one of the flags: store it (and skip its value); 1. Not one: 0. Usage error: -1. */
+int llm_opts_parse(struct llm_opts *o, int argc, char **argv, int *i);
+/* heal_llm_select() with the flags, and the cassette to record into. */
+int llm_opts_select(const struct llm_opts *o, heal_llm_selection *sel, heal_error *err);
 
 /* json.c */
 json_t *json_string_bytes(const char *data, size_t len);

@@ -152,27 +152,65 @@ static void check_tool(struct doctor *d, const char *name, const char *const *ar
         heal_sandbox_result_release(&res);
 }
 
-/* Which model heal's commands would use, and why (not whether it answers: that needs the
- * network client, which heal run should not have to load). */
-static void check_llm(struct doctor *d)
+/* Send the chosen model a one-line question; say whether and how fast it answered, and what
+ * that cost. */
+static void ask_model(struct doctor *d, const heal_llm_selection *sel)
+{
+        heal_llm_message msg = { .role = HEAL_LLM_USER, .content = "Reply with the word OK." };
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+        heal_llm_response resp = { 0 };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_llm_client *client = NULL;
+        heal_llm_tally t;
+        char spent[160];
+        struct check *c;
+        int r;
+
+        req.model = sel->model;
+        req.messages = &msg;
+        req.n_messages = 1;
+        req.max_tokens = 16;
+        req.temperature = 0;
+        r = heal_llm_client_new(&client, &sel->config, &err);
+        if (r == 0)
+                r = heal_llm_complete(client, &req, &resp, &err);
+        heal_llm_client_tally(client, &t);
+        heal_llm_tally_format(&t, spent, sizeof(spent));
+        if (r < 0) {
+                c = add(d, "llm-answer", "fail");
+                (void)str_printf(c->detail, sizeof(c->detail), "%s", err.msg);
+        } else {
+                c = add(d, "llm-answer", "ok");
+                (void)str_printf(c->detail, sizeof(c->detail),
+                                 "answered '%.40s' (finish: %s, request id %s); spent: %s",
+                                 resp.choices[0].text, resp.choices[0].finish_reason,
+                                 resp.request_id[0] ? resp.request_id : "none", spent);
+        }
+        heal_llm_response_release(&resp);
+        heal_llm_client_free(client);
+}
+
+/* Which model heal's commands would use, and why; with --ask-model, whether it answers. */
+static void check_llm(struct doctor *d, const struct llm_opts *o, bool ask)
 {
         heal_llm_selection sel;
         heal_error err = HEAL_ERROR_INIT;
         struct check *c;
 
-        if (heal_llm_select(&sel, NULL, NULL, (const char *const *)environ, ".heal/config", &err) <
-            0) {
-                c = add(d, "llm", "warn");
+        if (llm_opts_select(o, &sel, &err) < 0) {
+                c = add(d, "llm", ask || o->model ? "fail" : "warn");
                 snprintf(c->detail, sizeof(c->detail), "%s", err.msg);
                 return;
         }
         c = add(d, "llm", "ok");
         (void)str_printf(c->detail, sizeof(c->detail), "%s:%s at %s (chosen by %s%s%s)",
                          sel.provider, sel.model,
-                         sel.config.provider && strcmp(sel.config.provider, "replay") == 0
-                                 ? sel.cassette
-                                 : sel.base_url,
+                         strcmp(sel.config.provider, "replay") == 0 ? sel.cassette
+                         : strcmp(sel.config.provider, "exec") == 0 ? sel.command
+                                                                    : sel.base_url,
                          sel.source, sel.key_from[0] ? "; key from " : "", sel.key_from);
+        if (ask)
+                ask_model(d, &sel);
         heal_llm_selection_release(&sel);
 }
 
@@ -204,15 +242,31 @@ int cmd_doctor(int argc, char **argv)
         static const char *const cc[] = { "cc", "--version", NULL };
         static const char *const py[] = { "python3", "--version", NULL };
         struct doctor d = { .n = 0 };
+        struct llm_opts o = { 0 };
+        bool ask = false;
+        int k;
 
         for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "--json") == 0) {
+                if ((k = llm_opts_parse(&o, argc, argv, &i)) != 0) {
+                        if (k < 0)
+                                return EXIT_USAGE;
+                } else if (strcmp(argv[i], "--json") == 0) {
                         d.json = true;
+                } else if (strcmp(argv[i], "--ask-model") == 0) {
+                        ask = true;
                 } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-                        printf("usage: heal doctor [--json]\n\nChecks namespaces, overlayfs, "
-                               "seccomp, how limits are enforced, and the toolchains heal runs "
-                               "in the sandbox; prints the fix for each problem.\nExit status: 0 "
-                               "when nothing failed, 1 otherwise, 2 for a usage error.\n");
+                        printf("usage: heal doctor [--json] [--ask-model] [model options]\n\n"
+                               "Checks namespaces, overlayfs, seccomp, how limits are enforced, "
+                               "the toolchains heal runs in the sandbox, and which model heal "
+                               "would use and why; prints the fix for each problem.\n\n"
+                               "  --json                   one JSON object: {\"checks\": [{name, "
+                               "status, detail}]}\n"
+                               "  --ask-model              also send the model a one-line question "
+                               "(costs a few tokens)\n"
+                               "                           and report its answer and what it "
+                               "cost\n" LLM_OPTS_HELP
+                               "\nExit status: 0 when nothing failed, 1 otherwise, 2 for a usage "
+                               "error.\n");
                         return 0;
                 } else {
                         log_error("doctor: unknown option '%s'", argv[i]);
@@ -225,6 +279,6 @@ int cmd_doctor(int argc, char **argv)
         check_tool(&d, "go", go, "golang-go");
         check_tool(&d, "cc", cc, "gcc");
         check_tool(&d, "python3", py, "python3");
-        check_llm(&d);
+        check_llm(&d, &o, ask);
         return print(&d);
 }

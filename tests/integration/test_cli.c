@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "httpd.h"
 
 /* Run "heal ARGS" through sh; returns the exit status, stdout in @out (up to @len). */
 static int heal(const char *args, char *out, size_t len)
@@ -168,6 +169,83 @@ Test(cli, doctor_reports_each_check)
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 1), "status")),
                          "ok", "overlay");
         json_decref(doc);
+}
+
+static const char *check_detail(json_t *doc, const char *name, const char **status)
+{
+        json_t *checks = json_object_get(doc, "checks");
+
+        for (size_t i = 0; i < json_array_size(checks); i++) {
+                json_t *c = json_array_get(checks, i);
+
+                if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0) {
+                        *status = json_string_value(json_object_get(c, "status"));
+                        return json_string_value(json_object_get(c, "detail"));
+                }
+        }
+        cr_assert_fail("no check '%s'", name);
+        return NULL;
+}
+
+/* The closing check of the model layer: heal asks a real HTTP server, records the answer
+ * without the key, reports what it spent, and the cassette then answers alone. */
+Test(cli, doctor_asks_the_model_records_and_replays)
+{
+        static const char body[] =
+                "{\"id\":\"chatcmpl-7\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+                "\"assistant\",\"content\":\"OK\"},\"finish_reason\":\"stop\"}],\"usage\":{"
+                "\"prompt_tokens\":13,\"completion_tokens\":1}}";
+        struct httpd_reply r = { 200, NULL, NULL, body, 0, 0, 0 };
+        char cassette[] = "/tmp/heal-test-cassette-XXXXXX", args[512], text[4096] = "";
+        const char *status = NULL, *detail;
+        struct httpd srv;
+        json_t *doc;
+        FILE *f;
+        int fd = mkstemp(cassette);
+
+        cr_assert(fd >= 0);
+        close(fd);
+        httpd_start(&srv, &r, 1);
+        setenv("OPENAI_API_KEY", "sk-cli-secret", 1);
+        snprintf(args, sizeof(args),
+                 "doctor --json --ask-model --model openai:gpt-4.1-mini --llm-url %s --record %s",
+                 srv.base_url, cassette);
+        cr_assert_eq(heal(args, out, sizeof(out)), 0, "%s", out);
+        httpd_stop(&srv);
+        cr_assert(strstr(srv.requests[0], "Authorization: Bearer sk-cli-secret"));
+        doc = json_loads(out, 0, NULL);
+        cr_assert_not_null(doc, "%s", out);
+        detail = check_detail(doc, "llm-answer", &status);
+        cr_assert_str_eq(status, "ok", "%s", detail);
+        cr_assert(strstr(detail, "answered 'OK'") && strstr(detail, "request id chatcmpl-7") &&
+                          strstr(detail, "1 request (0 from cache), 13 tokens in"),
+                  "%s", detail);
+        json_decref(doc);
+        f = fopen(cassette, "re");
+        cr_assert_gt(fread(text, 1, sizeof(text) - 1, f), 0);
+        fclose(f);
+        cr_assert(strstr(text, "\"text\":\"OK\""), "%s", text);
+        cr_assert_null(strstr(text, "sk-cli-secret"), "no key in the cassette");
+
+        /* The server is gone: the cassette answers. */
+        snprintf(args, sizeof(args), "doctor --json --ask-model --model replay:gpt-4.1-mini");
+        setenv("HEAL_CASSETTE", cassette, 1);
+        cr_assert_eq(heal(args, out, sizeof(out)), 0, "%s", out);
+        doc = json_loads(out, 0, NULL);
+        detail = check_detail(doc, "llm-answer", &status);
+        cr_assert_str_eq(status, "ok", "%s", detail);
+        cr_assert(strstr(detail, "0 requests (1 from cache)"), "%s", detail);
+        json_decref(doc);
+
+        snprintf(args, sizeof(args), "doctor --json --ask-model --model replay:m --record %s",
+                 cassette);
+        cr_assert_eq(heal(args, out, sizeof(out)), 1, "%s", out);
+        doc = json_loads(out, 0, NULL);
+        detail = check_detail(doc, "llm", &status);
+        cr_assert_str_eq(status, "fail");
+        cr_assert(strstr(detail, "--record needs a live provider"), "%s", detail);
+        json_decref(doc);
+        unlink(cassette);
 }
 
 #ifdef __SANITIZE_ADDRESS__
