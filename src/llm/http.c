@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -61,6 +62,74 @@ int64_t http_parse_retry_after(const char *value, int64_t now_s)
         return when > now_s ? ((int64_t)when - now_s) * 1000 : 0;
 }
 
+int64_t http_parse_duration(const char *v)
+{
+        double total = 0;
+        bool any = false;
+
+        while (*v) {
+                char *end;
+                double n = strtod(v, &end);
+
+                if (end == v || n < 0)
+                        return -1;
+                if (strncmp(end, "ms", 2) == 0)
+                        total += n, end += 2;
+                else if (*end == 'h')
+                        total += n * 3600000, end++;
+                else if (*end == 'm')
+                        total += n * 60000, end++;
+                else if (*end == 's')
+                        total += n * 1000, end++;
+                else
+                        return -1;
+                any = true;
+                v = end;
+        }
+        if (!any)
+                return -1;
+        return total > 86400000 ? 86400000 : (int64_t)total;
+}
+
+int64_t http_parse_rfc3339(const char *v, int64_t now_s)
+{
+        struct tm tm = { 0 };
+        const char *rest = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm);
+        int64_t when;
+
+        if (!rest)
+                return -1;
+        while (*rest == '.' || isdigit((unsigned char)*rest))
+                rest++; /* fractions of a second: the wait is rounded down */
+        when = (int64_t)timegm(&tm);
+        if ((*rest == '+' || *rest == '-') && isdigit((unsigned char)rest[1])) {
+                int hh = 0, mm = 0;
+
+                if (sscanf(rest + 1, "%2d:%2d", &hh, &mm) != 2)
+                        return -1;
+                when -= (*rest == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
+        } else if (*rest != 'Z' && *rest != 'z') {
+                return -1;
+        }
+        if (when <= now_s)
+                return 0;
+        return when - now_s > 86400 ? 86400000 : (when - now_s) * 1000;
+}
+
+/* The rate-limit reset headers: OpenAI's x-ratelimit-reset-{requests,tokens} are durations
+ * ("1s", "6m0s", "20ms"), Anthropic's anthropic-ratelimit-*-reset RFC 3339 times. */
+static void note_reset(struct http_reply *r, const char *line, const char *v)
+{
+        int64_t ms = -1;
+
+        if (strncasecmp(line, "x-ratelimit-reset-", 18) == 0)
+                ms = http_parse_duration(v);
+        else if (strncasecmp(line, "anthropic-ratelimit-", 20) == 0 && strstr(line, "-reset:"))
+                ms = http_parse_rfc3339(v, (int64_t)time(NULL));
+        if (ms > r->reset_ms)
+                r->reset_ms = ms;
+}
+
 static void copy_value(char *out, size_t len, const char *v, size_t vlen)
 {
         while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
@@ -88,6 +157,8 @@ static size_t on_header(char *line, size_t size, size_t n, void *userdata)
                 r->retry_after_ms = atoll(v);
         else if (strncasecmp(line, "retry-after:", 12) == 0 && r->retry_after_ms < 0)
                 r->retry_after_ms = http_parse_retry_after(v, (int64_t)time(NULL));
+        else
+                note_reset(r, line, v);
         return len;
 }
 
@@ -140,7 +211,9 @@ void http_headers_free(struct curl_slist *h)
 int http_start(CURL *curl, const char *url, struct curl_slist *hdrs, const char *body,
                const heal_llm_config *cfg, const struct http_sink *sink, struct http_reply *out)
 {
-        *out = (struct http_reply){ .retry_after_ms = -1, .curl = curl, .sink = sink };
+        *out = (struct http_reply){
+                .retry_after_ms = -1, .reset_ms = -1, .curl = curl, .sink = sink
+        };
         heal_buf_init(&out->body, cfg->max_response_bytes);
         curl_easy_reset(curl);
         if (!hdrs || curl_easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK)

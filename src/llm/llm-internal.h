@@ -22,6 +22,7 @@ struct http_reply {
         char content_type[128];
         char request_id[128];
         int64_t retry_after_ms; /* from Retry-After / retry-after-ms; -1 when absent */
+        int64_t reset_ms;       /* the latest rate-limit reset header, from now; -1: none */
         CURL *curl;
         const struct http_sink *sink;
         uint64_t received; /* body bytes, streamed or not */
@@ -38,6 +39,11 @@ int http_start(CURL *curl, const char *url, struct curl_slist *hdrs, const char 
 int http_done(struct http_reply *out, CURLcode code, const char *url, heal_error *err);
 void http_reply_release(struct http_reply *r);
 int64_t http_parse_retry_after(const char *value, int64_t now_s);
+/* "6m0s", "1.5s", "20ms", "1h2m" -> ms (capped at a day); -1 when unreadable. */
+int64_t http_parse_duration(const char *value);
+/* An RFC 3339 time ("2026-11-29T14:00:30Z", "...+01:00") -> ms from @now_s (0 if past); -1 when
+ * unreadable. */
+int64_t http_parse_rfc3339(const char *value, int64_t now_s);
 /* The request's headers: JSON in, @p's authentication and version; NULL when out of memory. */
 struct curl_slist *http_headers(const struct llm_provider *p, const char *api_key, bool stream);
 /* Wipe (the key may be in it) and free a header list. */

@@ -162,7 +162,12 @@ static void job_finished(heal_llm_client *c, struct llm_job *j, CURLcode code)
                 http_reply_release(&j->rep);
                 return job_end(j, r);
         }
-        wait_ms = retry_delay_ms(j->attempts - 1, j->rep.retry_after_ms, c->cfg.max_retry_wait_ms);
+        /* Without a Retry-After, a 429 waits for the rate limit's reset when the server said. */
+        wait_ms = retry_delay_ms(j->attempts - 1,
+                                 j->rep.retry_after_ms >= 0 ? j->rep.retry_after_ms
+                                 : j->rep.status == 429     ? j->rep.reset_ms
+                                                            : -1,
+                                 c->cfg.max_retry_wait_ms);
         http_reply_release(&j->rep);
         heal_error_clear(&j->err);
         j->ready_ms = llm_mono_ms() + wait_ms;

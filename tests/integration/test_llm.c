@@ -125,6 +125,26 @@ Test(llm, rate_limited_then_success_honours_retry_after)
                       "waited as the server asked");
 }
 
+Test(llm, rate_limited_without_retry_after_waits_for_the_reset)
+{
+        struct httpd_reply r[] = {
+                { 429, NULL,
+                  "x-ratelimit-reset-requests: 300ms\r\nx-ratelimit-reset-tokens: 6ms\r\n",
+                  "{\"error\":{\"message\":\"Rate limit reached for requests\"}}", 0, 0, 0 },
+                { 200, NULL, NULL, OK_BODY, 0, 0, 0 },
+        };
+        struct timespec t0, t1;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        cr_assert_eq(ask(r, 2, 3, 5000, 0), 0, "%s", err.msg);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cr_assert_eq(resp.attempts, 2);
+        /* The cap in ask() is 50 ms: the reset is honoured up to it (a backoff alone would be
+         * a random 0-50 ms; the clock counts whole ms, hence 48). */
+        cr_assert_geq((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 48,
+                      "waited for the later reset, capped");
+}
+
 Test(llm, server_error_then_success)
 {
         struct httpd_reply r[] = {

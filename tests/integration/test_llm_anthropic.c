@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "heal/llm.h"
 
@@ -54,11 +55,15 @@ static int ask_req(const struct httpd_reply *replies, size_t n, heal_llm_request
         heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
         int r;
 
+        heal_llm_response_release(&resp);
+        client = heal_llm_client_free(client);
         httpd_start(&srv, replies, n);
         cfg.provider = "anthropic";
+        cfg.timeout_ms = 2000;
+        cfg.max_response_bytes = 1 << 16;
         cfg.base_url = srv.base_url;
         cfg.api_key = "sk-ant-secret";
-        cfg.max_retry_wait_ms = 20;
+        cfg.max_retry_wait_ms = 3000;
         cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0, "%s", err.msg);
         req->model = "claude-test";
         err = (heal_error)HEAL_ERROR_INIT;
@@ -301,4 +306,51 @@ Test(anthropic, response_schema_is_output_config_format)
         cr_assert(strstr(srv.requests[0], "\"stop_sequences\":[\"END\"]"));
         cr_assert(strstr(srv.requests[0], "\"temperature\":0.5"));
         cr_assert(strstr(srv.requests[0], "\"max_tokens\":100"));
+}
+
+Test(anthropic, rate_limited_waits_for_the_reset_time)
+{
+        char headers[128];
+        struct httpd_reply r[] = {
+                { 429, NULL, headers,
+                  "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\","
+                  "\"message\":\"Number of requests has exceeded your rate limit\"}}",
+                  0, 0, 0 },
+                { 200, NULL, NULL, TEXT_BODY, 0, 0, 0 },
+        };
+        time_t reset = time(NULL) + 2;
+        struct timespec t0, t1;
+        struct tm tm;
+
+        gmtime_r(&reset, &tm);
+        strftime(headers, sizeof(headers),
+                 "anthropic-ratelimit-requests-reset: %Y-%m-%dT%H:%M:%SZ\r\n", &tm);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        cr_assert_eq(ask(r, 2, false), 0, "%s", err.msg);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cr_assert_eq(resp.attempts, 2);
+        cr_assert_geq((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 900,
+                      "waited for the reset (at least one whole second of the two)");
+}
+
+/* The failures every provider must name: malformed JSON, wrong content type, oversized, slow. */
+Test(anthropic, bad_answers_are_named)
+{
+        struct httpd_reply malformed = { 200, NULL, NULL, "{\"content\": [", 0, 0, 0 };
+        struct httpd_reply no_blocks = { 200, NULL, NULL, "{\"completion\": \"hi\"}", 0, 0, 0 };
+        struct httpd_reply html = { 200, "text/html", NULL, "<html>gateway</html>", 0, 0, 0 };
+        struct httpd_reply big = { 200, NULL, NULL, NULL, 1 << 20, 0, 0 };
+        struct httpd_reply slow = { 200, NULL, NULL, TEXT_BODY, 0, 3000, 0 };
+
+        cr_assert_eq(ask(&malformed, 1, false), -EPROTO);
+        cr_assert(strstr(err.msg, "expected a JSON message, got invalid JSON"), "%s", err.msg);
+        cr_assert_eq(ask(&no_blocks, 1, false), -EPROTO);
+        cr_assert(strstr(err.msg, "expected a message with a 'content' array, got "
+                                  "'{\"completion\""),
+                  "%s", err.msg);
+        cr_assert_eq(ask(&html, 1, false), -EPROTO);
+        cr_assert(strstr(err.msg, "content type 'text/html'"), "%s", err.msg);
+        cr_assert_eq(ask(&big, 1, false), -E2BIG);
+        cr_assert(strstr(err.msg, "larger than 65536 bytes"), "%s", err.msg);
+        cr_assert_eq(ask(&slow, 1, false), -ETIMEDOUT);
 }
