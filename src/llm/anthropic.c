@@ -277,10 +277,10 @@ static struct curl_slist *anthropic_headers(struct curl_slist *h, const char *ap
 {
         char line[1024];
 
-        h = curl_slist_append(h, "anthropic-version: " ANTHROPIC_VERSION);
+        h = lc.slist_append(h, "anthropic-version: " ANTHROPIC_VERSION);
         if (api_key && *api_key) {
                 snprintf(line, sizeof(line), "x-api-key: %s", api_key);
-                h = curl_slist_append(h, line);
+                h = lc.slist_append(h, line);
                 explicit_bzero(line, sizeof(line));
         }
         return h;

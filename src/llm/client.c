@@ -14,14 +14,6 @@
 #include "core/util.h"
 #include "llm/llm-internal.h"
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_init(void)
-{
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        srandom((unsigned)time(NULL));
-}
-
 static int replay_client_new(heal_llm_client *c, const heal_llm_config *cfg, heal_error *err)
 {
         if (!cfg->cassette || !*cfg->cassette)
@@ -43,10 +35,12 @@ static int exec_client_new(heal_llm_client *c, const heal_llm_config *cfg, heal_
 static int http_client_new(heal_llm_client *c, const heal_llm_config *cfg, heal_error *err)
 {
         size_t n;
+        int r;
 
         if (!cfg->base_url || !*cfg->base_url)
                 return heal_error_set(err, -EINVAL, "no base URL for the model provider");
-        pthread_once(&curl_once, curl_init);
+        if ((r = libcurl_load(err)) < 0)
+                return r;
         c->wire = strcmp(cfg->provider, "anthropic") == 0 ? &llm_anthropic : &llm_openai;
         n = strlen(cfg->base_url);
         while (n > 0 && cfg->base_url[n - 1] == '/')
@@ -54,7 +48,7 @@ static int http_client_new(heal_llm_client *c, const heal_llm_config *cfg, heal_
         if (asprintf(&c->url, "%.*s%s", (int)n, cfg->base_url, c->wire->path) < 0)
                 c->url = NULL;
         c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
-        c->multi = curl_multi_init();
+        c->multi = lc.multi_init();
         c->parallel = cfg->max_parallel ? MIN(cfg->max_parallel, LLM_PARALLEL_MAX) : 8;
         if (!c->url || (cfg->api_key && !c->api_key) || !c->multi)
                 return heal_error_set(err, -ENOMEM, "out of memory");
@@ -115,9 +109,9 @@ heal_llm_client *heal_llm_client_free(heal_llm_client *c)
         budget_release(&c->budget);
         cassette_release(&c->cassette);
         for (size_t i = 0; i < c->n_idle; i++)
-                curl_easy_cleanup(c->idle[i]);
+                lc.easy_cleanup(c->idle[i]);
         if (c->multi)
-                curl_multi_cleanup(c->multi);
+                lc.multi_cleanup(c->multi);
         free(c);
         return NULL;
 }

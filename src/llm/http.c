@@ -28,7 +28,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata)
                 r->body.truncated = true;
                 return 0;
         }
-        curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
+        lc.easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
         /* Only a successful event stream goes to the sink; errors come as JSON bodies. */
         if (r->sink && status >= 200 && status < 300 &&
             strcasestr(r->content_type, "text/event-stream")) {
@@ -44,6 +44,25 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata)
         return heal_buf_append(&r->body, data, len) < 0 ? 0 : len;
 }
 
+/* An HTTP-date in any of the three formats recipients must accept (RFC 9110 5.6.7): IMF-fixdate
+ * "Sun, 06 Nov 1994 08:49:37 GMT", obsolete RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT" and asctime
+ * "Sun Nov  6 08:49:37 1994"; -1 when none fits. */
+static time_t http_date(const char *v)
+{
+        static const char *const formats[] = { "%a, %d %b %Y %H:%M:%S GMT",
+                                               "%A, %d-%b-%y %H:%M:%S GMT",
+                                               "%a %b %e %H:%M:%S %Y" };
+
+        for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+                struct tm tm = { 0 };
+                const char *end = strptime(v, formats[i], &tm);
+
+                if (end && *end == '\0')
+                        return timegm(&tm);
+        }
+        return -1;
+}
+
 /* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3); -1 when unreadable. */
 int64_t http_parse_retry_after(const char *value, int64_t now_s)
 {
@@ -56,7 +75,7 @@ int64_t http_parse_retry_after(const char *value, int64_t now_s)
 
                 return s > 86400 ? 86400000 : s * 1000;
         }
-        when = curl_getdate(value, NULL);
+        when = http_date(value);
         if (when < 0)
                 return -1;
         return when > now_s ? ((int64_t)when - now_s) * 1000 : 0;
@@ -185,19 +204,19 @@ static int map_curl_error(CURLcode c, const struct http_reply *r, heal_error *er
         case CURLE_GOT_NOTHING:
         case CURLE_PARTIAL_FILE:
                 return heal_error_set(err, -ECONNRESET, "the connection to '%s' broke: %s", url,
-                                      curl_easy_strerror(c));
+                                      lc.easy_strerror(c));
         default:
                 break;
         }
-        return heal_error_set(err, -EIO, "request to '%s' failed: %s", url, curl_easy_strerror(c));
+        return heal_error_set(err, -EIO, "request to '%s' failed: %s", url, lc.easy_strerror(c));
 }
 
 struct curl_slist *http_headers(const struct llm_provider *p, const char *api_key, bool stream)
 {
-        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+        struct curl_slist *h = lc.slist_append(NULL, "Content-Type: application/json");
 
-        h = curl_slist_append(h, stream ? "Accept: text/event-stream, application/json"
-                                        : "Accept: application/json");
+        h = lc.slist_append(h, stream ? "Accept: text/event-stream, application/json"
+                                      : "Accept: application/json");
         return p->headers(h, api_key);
 }
 
@@ -205,7 +224,7 @@ void http_headers_free(struct curl_slist *h)
 {
         for (struct curl_slist *l = h; l; l = l->next)
                 explicit_bzero(l->data, strlen(l->data));
-        curl_slist_free_all(h);
+        lc.slist_free_all(h);
 }
 
 int http_start(CURL *curl, const char *url, struct curl_slist *hdrs, const char *body,
@@ -215,20 +234,20 @@ int http_start(CURL *curl, const char *url, struct curl_slist *hdrs, const char 
                 .retry_after_ms = -1, .reset_ms = -1, .curl = curl, .sink = sink
         };
         heal_buf_init(&out->body, cfg->max_response_bytes);
-        curl_easy_reset(curl);
-        if (!hdrs || curl_easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK)
+        lc.easy_reset(curl);
+        if (!hdrs || lc.easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK)
                 return -ENOMEM;
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(curl, CURLOPT_WRITEDATA, out);
-        curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(curl, CURLOPT_HEADERDATA, out);
-        curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_ms);
-        curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
-        curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+        lc.easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+        lc.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+        lc.easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+        lc.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+        lc.easy_setopt(curl, CURLOPT_WRITEDATA, out);
+        lc.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+        lc.easy_setopt(curl, CURLOPT_HEADERDATA, out);
+        lc.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_ms);
+        lc.easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
+        lc.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+        lc.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
         return 0;
 }
 
@@ -236,6 +255,6 @@ int http_done(struct http_reply *out, CURLcode code, const char *url, heal_error
 {
         if (code != CURLE_OK)
                 return map_curl_error(code, out, err, url);
-        curl_easy_getinfo(out->curl, CURLINFO_RESPONSE_CODE, &out->status);
+        lc.easy_getinfo(out->curl, CURLINFO_RESPONSE_CODE, &out->status);
         return 0;
 }

@@ -9,6 +9,31 @@
 #include "heal/buf.h"
 #include "heal/llm.h"
 
+/* libcurl.c: libcurl's functions, loaded on first use (see there why) */
+struct libcurl {
+        bool loaded;
+        CURLcode (*global_init)(long flags);
+        CURL *(*easy_init)(void);
+        void (*easy_cleanup)(CURL *h);
+        void (*easy_reset)(CURL *h);
+        CURLcode (*easy_setopt)(CURL *h, CURLoption opt, ...);
+        CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
+        const char *(*easy_strerror)(CURLcode c);
+        struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+        void (*slist_free_all)(struct curl_slist *l);
+        CURLM *(*multi_init)(void);
+        CURLMcode (*multi_cleanup)(CURLM *m);
+        CURLMcode (*multi_add_handle)(CURLM *m, CURL *h);
+        CURLMcode (*multi_remove_handle)(CURLM *m, CURL *h);
+        CURLMcode (*multi_perform)(CURLM *m, int *running);
+        CURLMcode (*multi_poll)(CURLM *m, struct curl_waitfd *extra, unsigned n, int timeout_ms,
+                                int *ret);
+        CURLMsg *(*multi_info_read)(CURLM *m, int *left);
+};
+extern struct libcurl lc;
+/* Load libcurl once (and curl_global_init it); 0, or -ENOPKG naming what is missing. */
+int libcurl_load(heal_error *err);
+
 /* Where a successful text/event-stream body goes, piece by piece, instead of a buffer. */
 struct http_sink {
         int (*fn)(const char *data, size_t len, void *userdata); /* < 0 stops the transfer */

@@ -288,7 +288,7 @@ static struct curl_slist *openai_headers(struct curl_slist *h, const char *api_k
 
         if (api_key && *api_key) {
                 snprintf(line, sizeof(line), "Authorization: Bearer %s", api_key);
-                h = curl_slist_append(h, line);
+                h = lc.slist_append(h, line);
                 explicit_bzero(line, sizeof(line));
         }
         return h;

@@ -5,7 +5,7 @@
  * keeps its own retry clock (backoff or Retry-After) and its own streamed-answer assembler; the
  * budget is checked before every attempt. Everything happens on the calling thread: curl's
  * callbacks, the streams' on_delta, the waits (curl_multi_poll).
- * See: https://curl.se/libcurl/c/libcurl-multi.html, curl_multi_poll(3), curl_multi_info_read(3).
+ * See: https://curl.se/libcurl/c/libcurl-multi.html, lc.multi_poll(3), lc.multi_info_read(3).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -50,7 +50,7 @@ void llm_job_release(struct llm_job *j)
 /* An idle easy handle (kept for connection reuse), or a new one. */
 static CURL *take_handle(heal_llm_client *c)
 {
-        return c->n_idle ? c->idle[--c->n_idle] : curl_easy_init();
+        return c->n_idle ? c->idle[--c->n_idle] : lc.easy_init();
 }
 
 static void give_handle(heal_llm_client *c, CURL *h)
@@ -58,7 +58,7 @@ static void give_handle(heal_llm_client *c, CURL *h)
         if (c->n_idle < LLM_PARALLEL_MAX)
                 c->idle[c->n_idle++] = h;
         else
-                curl_easy_cleanup(h);
+                lc.easy_cleanup(h);
 }
 
 static void job_end(struct llm_job *j, int r)
@@ -85,8 +85,8 @@ static void job_start(heal_llm_client *c, struct llm_job *j)
         if (!j->curl ||
             http_start(j->curl, c->url, j->hdrs, j->body, &c->cfg, j->stream ? &j->sink : NULL,
                        &j->rep) < 0 ||
-            curl_easy_setopt(j->curl, CURLOPT_PRIVATE, j) != CURLE_OK ||
-            curl_multi_add_handle(c->multi, j->curl) != CURLM_OK) {
+            lc.easy_setopt(j->curl, CURLOPT_PRIVATE, j) != CURLE_OK ||
+            lc.multi_add_handle(c->multi, j->curl) != CURLM_OK) {
                 if (j->curl)
                         give_handle(c, j->curl);
                 j->curl = NULL;
@@ -138,7 +138,7 @@ static void job_finished(heal_llm_client *c, struct llm_job *j, CURLcode code)
         bool retryable;
         uint64_t wait_ms;
 
-        curl_multi_remove_handle(c->multi, j->curl);
+        lc.multi_remove_handle(c->multi, j->curl);
         give_handle(c, j->curl);
         j->curl = NULL;
         http_headers_free(j->hdrs);
@@ -198,11 +198,11 @@ static size_t drain(heal_llm_client *c)
         CURLMsg *m;
         int q;
 
-        while ((m = curl_multi_info_read(c->multi, &q)))
+        while ((m = lc.multi_info_read(c->multi, &q)))
                 if (m->msg == CURLMSG_DONE) {
                         struct llm_job *j = NULL;
 
-                        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&j);
+                        lc.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&j);
                         job_finished(c, j, m->data.result);
                         finished++;
                 }
@@ -218,7 +218,7 @@ void llm_jobs_run(heal_llm_client *c, struct llm_job *jobs, size_t n)
 
                 if (left == 0)
                         break;
-                curl_multi_perform(c->multi, &still);
+                lc.multi_perform(c->multi, &still);
                 if (drain(c) > 0)
                         continue; /* start what waited for a slot or retries at once */
                 /* A job waiting for a slot starts when a transfer ends, which wakes the poll; a
@@ -226,6 +226,6 @@ void llm_jobs_run(heal_llm_client *c, struct llm_job *jobs, size_t n)
                 now = llm_mono_ms();
                 next = next == UINT64_MAX ? 1000 : next > now ? MIN(next - now, 1000) : 0;
                 if (c->running || next)
-                        curl_multi_poll(c->multi, NULL, 0, (int)next, NULL);
+                        lc.multi_poll(c->multi, NULL, 0, (int)next, NULL);
         }
 }

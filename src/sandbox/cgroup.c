@@ -325,6 +325,38 @@ int cgroup_attach(const struct cgroup_run *cg, pid_t pid)
         return r;
 }
 
+/*
+ * Writing a pid to cgroup.procs takes the global cgroup_threadgroup_rwsem for writing, which
+ * waits for an RCU grace period once it has been idle: about 10 ms per run here. A thread that
+ * moves only itself ("0" to a v1 "tasks" file) skips that lock (cgroup_procs_write_start() in
+ * kernel/cgroup/cgroup.c): init, single-threaded right after clone, joins that way, in 0.2 ms.
+ * The files are opened here, by the parent, so the permission check is the caller's.
+ */
+int cgroup_join_fds(struct cgroup_run *cg, int fds[2], const char *dirs[2], heal_error *err)
+{
+        const char *want[2] = { cg->mem ? cg->mem_dir : NULL,
+                                cg->pids && cg->pids_dir != cg->mem_dir ? cg->pids_dir : NULL };
+        char path[PATH_MAX];
+        size_t n = 0;
+
+        if (cg->mode != HEAL_ENFORCE_CGROUP_V1)
+                return 0;
+        for (size_t i = 0; i < 2; i++) {
+                if (!want[i])
+                        continue;
+                if (cg->tasks_fd[i] < 0 &&
+                    (str_printf(path, sizeof(path), "%s/tasks", want[i]) < 0 ||
+                     (cg->tasks_fd[i] = open(path, O_WRONLY | O_CLOEXEC)) < 0))
+                        return heal_error_set(err, -errno,
+                                              "cannot join the cgroup '%s' (its tasks file): %s; "
+                                              "memory and process limits would not hold",
+                                              want[i], strerror(errno));
+                fds[n] = cg->tasks_fd[i];
+                dirs[n++] = want[i];
+        }
+        return 0;
+}
+
 /* The number after @key in a "key value" list such as memory.events, or 0. */
 static uint64_t read_key(const char *dir, const char *file, const char *key)
 {
@@ -382,6 +414,8 @@ static void remove_dir(const char *dir)
 void cgroup_release(struct cgroup_run *cg)
 {
         safe_close(cg->peak_fd);
+        safe_close(cg->tasks_fd[0]);
+        safe_close(cg->tasks_fd[1]);
         if (cg->pids_dir && cg->pids_dir != cg->mem_dir) {
                 remove_dir(cg->pids_dir);
                 free(cg->pids_dir);
@@ -391,5 +425,5 @@ void cgroup_release(struct cgroup_run *cg)
                 free(cg->mem_dir);
         }
         memset(cg, 0, sizeof(*cg));
-        cg->peak_fd = -1;
+        cg->peak_fd = cg->tasks_fd[0] = cg->tasks_fd[1] = -1;
 }

@@ -716,6 +716,10 @@ _Noreturn void child_main(const struct child_plan *plan)
                 if (P->cwd && chdir(P->cwd) < 0)
                         fail(STEP_CHDIR, errno, -1, P->cwd);
         }
+        for (size_t i = 0; i < 2; i++)
+                if (P->join_dirs[i] && write(P->join_fds[i], "0", 1) != 1)
+                        fail(STEP_CGROUP_JOIN, P->join_fds[i] < 0 ? EBADF : errno, -1,
+                             P->join_dirs[i]);
         close_other_fds();
         if (P->wait_go) {
                 char c = 0;

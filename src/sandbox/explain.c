@@ -40,6 +40,7 @@ static const char *const step_names[_STEP_MAX] = {
         [STEP_HOSTNAME] = "setting the hostname",
         [STEP_LOOPBACK] = "bringing up loopback",
         [STEP_CGROUP_WAIT] = "waiting for the cgroup",
+        [STEP_CGROUP_JOIN] = "joining the sandbox's cgroup",
         [STEP_CGROUPNS] = "entering a cgroup namespace",
         [STEP_SIGNALFD] = "creating a signalfd",
         [STEP_FORK] = "starting the command",

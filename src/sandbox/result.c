@@ -125,13 +125,14 @@ int finish(struct run *run, heal_error *err)
                         res->signal = SIGKILL;
                         res->exit_code = 128 + SIGKILL;
                 }
-        } else if (run->attach_failed) {
+        } else if (run->attach_error < 0) {
                 res->status = HEAL_STATUS_SETUP_ERROR;
                 res->exit_code = 125;
                 snprintf(res->message, sizeof(res->message),
-                         "cannot move the sandbox into its cgroup ('%s'); memory and process "
-                         "limits would not hold",
-                         run->cg->mem_dir ? run->cg->mem_dir : "?");
+                         "cannot move the sandbox into its cgroup ('%s'): %s; memory and "
+                         "process limits would not hold",
+                         run->cg->mem_dir ? run->cg->mem_dir : run->cg->pids_dir,
+                         strerror(-run->attach_error));
                 return 0;
         } else if (run->have_error) {
                 res->status = HEAL_STATUS_SETUP_ERROR;

@@ -36,7 +36,7 @@ struct run {
         bool have_done;        /* REPORT_DONE: every process reaped, init about to exit */
         struct rusage done_ru; /* ... and the usage of all of them */
         bool reaped;
-        bool attach_failed;
+        int attach_error; /* the parent could not move init into the cgroup: -errno */
         struct rusage ru;
         heal_sandbox_status stop_reason; /* why heal stopped the run, or OK */
         uint64_t grace_deadline_ns;

@@ -220,13 +220,20 @@ static int prepare(struct run *run, heal_error *err)
                 .stdin_fd = sb->stdin_fd >= 0 ? sb->stdin_fd : run->null_fd,
                 .stdout_fd = run->out_w,
                 .stderr_fd = run->err_w,
-                .wait_go = run->cg->mem || run->cg->pids,
+                /* v1: init joins by itself (join_fds); v2: the parent moves it, then says go */
+                .wait_go =
+                        (run->cg->mem || run->cg->pids) && run->cg->mode != HEAL_ENFORCE_CGROUP_V1,
                 .new_cgroupns = (run->cg->mem || run->cg->pids) &&
                                 !(sb->flags & HEAL_SANDBOX_ISOLATION_NONE),
                 .cap_last_cap = cap_last_cap(),
                 .seccomp = (sb->flags & HEAL_SANDBOX_ISOLATION_NONE) ? NULL : sb->filter,
                 .clock = sb->clock,
         };
+        if ((run->cg->mem || run->cg->pids) &&
+            (r = cgroup_join_fds(run->cg, p->join_fds, p->join_dirs, err)) < 0)
+                return r;
+        if (run->cg->mem || run->cg->pids)
+                cgroup_begin(run->cg); /* baselines before anything can run inside */
         snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1\n", getuid(), getuid());
         snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1\n", getgid(), getgid());
         plan_rlimits(run);
@@ -268,11 +275,9 @@ static int start(struct run *run, heal_error *err)
         if (run->plan.wait_go) {
                 char go = CTL_GO;
 
-                cgroup_begin(run->cg);
-                if (cgroup_attach(run->cg, run->pid) < 0) {
+                if ((run->attach_error = cgroup_attach(run->cg, run->pid)) < 0) {
                         /* Without the cgroup the limits would silently not hold: stop here. */
                         syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
-                        run->attach_failed = true;
                 } else if (send(run->ctl_w, &go, 1, MSG_NOSIGNAL) != 1) {
                         syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
                 }

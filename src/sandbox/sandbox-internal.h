@@ -81,6 +81,7 @@ enum child_step {
         STEP_HOSTNAME,
         STEP_LOOPBACK,
         STEP_CGROUP_WAIT,
+        STEP_CGROUP_JOIN,
         STEP_CGROUPNS,
         STEP_SIGNALFD,
         STEP_FORK,
@@ -134,6 +135,10 @@ struct child_plan {
         int stderr_fd;
         bool wait_go; /* wait for a 'G' on ctl_fd before starting the command (cgroup) */
         bool new_cgroupns;
+        /* cgroup v1: init joins these cgroups itself by writing "0" to their "tasks" files
+         * (opened by the parent); -1 when unused. */
+        int join_fds[2];
+        const char *join_dirs[2];
         struct child_rlimit rlimits[8];
         size_t n_rlimits;
         int cap_last_cap;
@@ -157,6 +162,7 @@ struct cgroup_run {
         uint64_t mem_limit, pids_limit; /* as written */
         uint64_t oom_base, pids_base;   /* event counters before the run */
         int peak_fd;                    /* v2 memory.peak, reset per run; -1 */
+        int tasks_fd[2];                /* v1: memory and pids "tasks" files; -1 */
 };
 struct heal_sandbox {
         struct mount_entry *entries;
@@ -222,6 +228,8 @@ int seccomp_syscall_resolve(const char *name);
 int cgroup_prepare(struct cgroup_run *cg, const heal_sandbox_limits *limits);
 void cgroup_begin(struct cgroup_run *cg);
 int cgroup_attach(const struct cgroup_run *cg, pid_t pid);
+/* v1: the "tasks" files init writes "0" to, to join without the global migration lock. */
+int cgroup_join_fds(struct cgroup_run *cg, int fds[2], const char *dirs[2], heal_error *err);
 void cgroup_collect(const struct cgroup_run *cg, uint64_t *ret_peak, bool *ret_oom,
                     bool *ret_pids_hit);
 void cgroup_release(struct cgroup_run *cg);

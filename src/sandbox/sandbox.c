@@ -22,7 +22,7 @@ int heal_sandbox_new(heal_sandbox **ret, heal_error *err)
                 return heal_error_set(err, -ENOMEM, "out of memory");
         sb->limits = (heal_sandbox_limits)HEAL_SANDBOX_LIMITS_INIT;
         sb->stdin_fd = -1;
-        sb->cg.peak_fd = -1;
+        sb->cg.peak_fd = sb->cg.tasks_fd[0] = sb->cg.tasks_fd[1] = -1;
         sb->capture = true;
         sb->env = calloc(1, sizeof(char *));
         sb->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
