@@ -356,6 +356,40 @@ Test(traps, host_root_cannot_reach_host_root_powers)
                 cr_assert_null(strstr(res.out, "setuid-set"), "%s", res.out);
 }
 
+/* As root, every file and directory under /etc that others may not read is hidden, however deep,
+ * and a symlink to one leads nowhere. (A user cannot write /etc: for users the same property is
+ * the plain permission check, asserted on the system's own secrets.) */
+Test(traps, root_only_files_under_etc_are_hidden_however_deep)
+{
+        char dir[64], cmd[1024];
+
+        if (geteuid() != 0) {
+                test_sh("/tmp",
+                        "cat /etc/shadow 2>/dev/null; ls /etc/ssl/private 2>/dev/null; echo done",
+                        &res);
+                cr_assert(strstr(res.out, "done"), "%s %s", res.out, res.err);
+                cr_assert_null(strstr(res.out, "root:"), "%s", res.out);
+                return;
+        }
+        snprintf(dir, sizeof(dir), "/etc/heal-test-secrets-%d", (int)getpid());
+        snprintf(cmd, sizeof(cmd),
+                 "set -e; mkdir -p %1$s/a/b %1$s/locked; echo TOPSECRET > %1$s/a/b/key;"
+                 "chmod 600 %1$s/a/b/key; echo TOPSECRET > %1$s/locked/key; chmod 700 %1$s/locked;"
+                 "ln -s b/key %1$s/a/link; echo public > %1$s/a/b/open",
+                 dir);
+        cr_assert_eq(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "cat %1$s/a/b/key %1$s/locked/key %1$s/a/link 2>/dev/null; ls %1$s/locked "
+                 "2>/dev/null; cat %1$s/a/b/open; echo done",
+                 dir);
+        test_sh("/tmp", cmd, &res);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        cr_assert_eq(system(cmd), 0);
+        cr_assert(strstr(res.out, "public") && strstr(res.out, "done"), "%s %s", res.out, res.err);
+        cr_assert_null(strstr(res.out, "TOPSECRET"), "%s", res.out);
+        cr_assert_null(strstr(res.out, "key"), "the locked directory lists nothing: %s", res.out);
+}
+
 Test(traps, no_seccomp_keeps_the_setuid_refusal_for_root)
 {
         const char *argv[] = {
