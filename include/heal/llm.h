@@ -86,8 +86,10 @@ typedef struct heal_llm_tool {
  * @on_delta:    with @stream, called on the calling thread, inside heal_llm_complete(), with
  *               each fragment of answer text as it arrives: @attempt counts HTTP requests from
  *               1 (a retried stream starts over: fragments of an earlier attempt are void),
- *               @choice is the candidate's index in the response (requests run in parallel
- *               interleave their fragments), @text holds @len bytes (not NUL-terminated,
+ *               @choice is the candidate's position as asked (0 to n-1; requests run in
+ *               parallel interleave their fragments; when one of them fails, the response
+ *               holds the others in order, so later candidates move up), @text holds @len
+ *               bytes (not NUL-terminated,
  *               borrowed for the call). Not called when the answer comes whole (a cache or
  *               cassette hit, or a server that ignored "stream"). NULL: not told.
  * @delta_data:  passed to @on_delta as is.

@@ -223,8 +223,10 @@ static int print(struct doctor *d)
 
                 for (size_t i = 0; i < d->n; i++)
                         json_array_append_new(
-                                a, json_pack("{s:s,s:s,s:s}", "name", d->checks[i].name, "status",
-                                             d->checks[i].status, "detail", d->checks[i].detail));
+                                a, json_pack("{s:s,s:s,s:o}", "name", d->checks[i].name, "status",
+                                             d->checks[i].status, "detail",
+                                             json_string_bytes(d->checks[i].detail,
+                                                               strlen(d->checks[i].detail))));
                 json_print(json_pack("{s:o}", "checks", a));
         }
         for (size_t i = 0; i < d->n; i++) {

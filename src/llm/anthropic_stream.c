@@ -30,6 +30,7 @@ static int block_start(struct llm_stream *s, size_t i, json_t *block)
         if (!v)
                 return heal_error_set(s->err, -ENOMEM, "out of memory");
         s->blocks = v;
+        s->blocks[i] = 0; /* a block started again at an index is what it says now */
         if (strcmp(type, "text") == 0) {
                 json_t *t = json_object_get(block, "text");
 

@@ -71,7 +71,7 @@ int budget_check(const struct llm_budget_state *b, heal_error *err)
 {
         const heal_llm_budget *l = &b->limits;
         const heal_llm_tally *t = &b->tally;
-        uint64_t tokens = t->input_tokens + t->output_tokens;
+        uint64_t tokens = t->input_tokens + t->output_tokens, wall;
 
         if (l->max_requests && t->requests >= l->max_requests)
                 return heal_error_set(err, -EDQUOT, "budget exhausted: %llu of %llu requests",
@@ -85,10 +85,11 @@ int budget_check(const struct llm_budget_state *b, heal_error *err)
                 return heal_error_set(err, -EDQUOT, "budget exhausted: $%.4f of $%.4f",
                                       (double)t->cost_micro_usd / 1e6,
                                       (double)l->max_cost_micro_usd / 1e6);
-        if (l->max_wall_ms && t->wall_ms >= l->max_wall_ms)
+        /* Time of the call in progress counts too: a retry after a long wait is refused. */
+        wall = t->wall_ms + (b->call_start_ms ? llm_mono_ms() - b->call_start_ms : 0);
+        if (l->max_wall_ms && wall >= l->max_wall_ms)
                 return heal_error_set(err, -EDQUOT, "budget exhausted: %llu of %llu ms",
-                                      (unsigned long long)t->wall_ms,
-                                      (unsigned long long)l->max_wall_ms);
+                                      (unsigned long long)wall, (unsigned long long)l->max_wall_ms);
         return 0;
 }
 

@@ -168,8 +168,9 @@ struct call {
         const heal_llm_request *req;
         heal_llm_response resp;
         heal_error err;
-        int r;        /* the first failure of its jobs, or 0 */
-        bool pending; /* not answered from the cassette or the cache */
+        int r;                    /* the first failure of its jobs, or 0 */
+        unsigned failed_attempts; /* HTTP requests of jobs that failed */
+        bool pending;             /* not answered from the cassette or the cache */
 };
 
 static unsigned wanted(const heal_llm_request *req)
@@ -195,6 +196,7 @@ static void collect(struct call *k, struct llm_job *jobs, size_t n)
         for (size_t i = 0; i < n; i++) {
                 if (jobs[i].r == 0 && merge(&k->resp, &jobs[i].resp) == 0)
                         continue;
+                k->failed_attempts += jobs[i].attempts;
                 if (k->r == 0) {
                         k->r = jobs[i].r < 0 ? jobs[i].r : -ENOMEM;
                         k->err = jobs[i].err;
@@ -266,6 +268,7 @@ static void settle(heal_llm_client *c, struct call *k)
                 return;
         }
         k->r = 0;
+        k->resp.attempts += k->failed_attempts;
         heal_error_clear(&k->err);
         budget_add(&c->budget, k->req->model, &k->resp);
         if (c->cache_dir)
@@ -286,6 +289,7 @@ int heal_llm_complete_many(heal_llm_client *c, const heal_llm_request *reqs, siz
         calls = calloc(n ? n : 1, sizeof(*calls));
         if (!calls)
                 return -ENOMEM;
+        c->budget.call_start_ms = start;
         for (size_t i = 0; i < n; i++) {
                 calls[i].req = &reqs[i];
                 lookup(c, &calls[i]);
@@ -295,8 +299,9 @@ int heal_llm_complete_many(heal_llm_client *c, const heal_llm_request *reqs, siz
         for (size_t i = 0; i < n; i++) {
                 struct call *k = &calls[i];
 
-                if (k->pending && c->command)
-                        k->r = exec_complete(c, k->req, &k->resp, &k->err);
+                if (k->pending && c->command &&
+                    (k->r = exec_complete(c, k->req, &k->resp, &k->err)) < 0)
+                        heal_llm_response_release(&k->resp); /* a half-decoded answer */
                 if (k->pending)
                         settle(c, k);
                 if (k->r < 0)
@@ -311,6 +316,7 @@ int heal_llm_complete_many(heal_llm_client *c, const heal_llm_request *reqs, siz
         }
         free(calls);
         c->budget.tally.wall_ms += llm_mono_ms() - start;
+        c->budget.call_start_ms = 0;
         return first;
 }
 

@@ -138,6 +138,7 @@ struct llm_price {
 struct llm_budget_state {
         heal_llm_budget limits;
         heal_llm_tally tally;
+        uint64_t call_start_ms;   /* CLOCK_MONOTONIC start of the call in progress, or 0 */
         struct llm_price *prices; /* overrides, checked before the built-in table */
         size_t n_prices;
 };

@@ -158,7 +158,8 @@ static void job_finished(heal_llm_client *c, struct llm_job *j, CURLcode code)
         retryable = r < 0 && retry_is_retryable(j->rep.status, r);
         if (r == 0 || !retryable || j->attempts > c->cfg.max_retries) {
                 if (retryable)
-                        r = heal_error_prefix(&j->err, r, "gave up after %u attempts", j->attempts);
+                        r = heal_error_prefix(&j->err, r, "gave up after %u attempt%s", j->attempts,
+                                              j->attempts == 1 ? "" : "s");
                 http_reply_release(&j->rep);
                 return job_end(j, r);
         }

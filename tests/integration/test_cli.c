@@ -248,6 +248,22 @@ Test(cli, doctor_asks_the_model_records_and_replays)
         unlink(cassette);
 }
 
+Test(cli, doctor_json_stays_valid_with_bytes_that_are_not_utf8)
+{
+        json_t *doc;
+        const char *status = NULL, *detail;
+
+        setenv("HEAL_LLM_COMMAND", "printf '\\377\\376 broken' >&2; exit 1", 1);
+        cr_assert_eq(heal("doctor --json --ask-model --model exec:x", out, sizeof(out)), 1, "%s",
+                     out);
+        doc = json_loads(out, 0, NULL);
+        cr_assert_not_null(doc, "%s", out);
+        detail = check_detail(doc, "llm-answer", &status);
+        cr_assert_str_eq(status, "fail");
+        cr_assert(strstr(detail, "exited with status 1") && strstr(detail, "broken"), "%s", detail);
+        json_decref(doc);
+}
+
 #ifdef __SANITIZE_ADDRESS__
 size_t __sanitizer_get_current_allocated_bytes(void); /* libasan's allocator interface */
 /* ASan's quarantine keeps freed memory resident: count live heap bytes instead of RSS. */

@@ -145,6 +145,32 @@ Test(llm, rate_limited_without_retry_after_waits_for_the_reset)
                       "waited for the later reset, capped");
 }
 
+Test(llm, the_wall_time_budget_counts_the_call_in_progress)
+{
+        struct httpd_reply r[] = {
+                { 500, NULL, "retry-after-ms: 400\r\n", "{\"error\":{\"message\":\"boom\"}}", 0, 0,
+                  0 },
+                { 200, NULL, NULL, OK_BODY, 0, 0, 0 },
+        };
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_message msg = { .role = HEAL_LLM_USER, .content = "say hello" };
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+        heal_llm_budget budget = { .max_wall_ms = 200 };
+
+        httpd_start(&srv, r, 2);
+        cfg.base_url = srv.base_url;
+        cfg.max_retry_wait_ms = 1000;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0, "%s", err.msg);
+        heal_llm_client_set_budget(client, &budget);
+        req.model = "gpt-test";
+        req.messages = &msg;
+        req.n_messages = 1;
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), -EDQUOT, "%s", err.msg);
+        httpd_stop(&srv);
+        cr_assert(strstr(err.msg, "of 200 ms"), "%s", err.msg);
+        cr_assert_eq(srv.served, 1, "the retry past the limit was not sent");
+}
+
 Test(llm, server_error_then_success)
 {
         struct httpd_reply r[] = {

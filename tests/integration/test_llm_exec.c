@@ -191,3 +191,54 @@ Test(exec, no_command_is_a_configuration_error)
         cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), -EINVAL);
         cr_assert(strstr(err.msg, "HEAL_LLM_COMMAND"), "%s", err.msg);
 }
+
+Test(exec, a_half_decoded_answer_is_an_error_not_a_candidate)
+{
+        cr_assert_eq(ask("printf '{\"choices\":[{\"message\":{\"content\":5}}]}'", 10000, NULL),
+                     -EPROTO);
+        cr_assert(strstr(err.msg, "'content' to be a string"), "%s", err.msg);
+        cr_assert_eq(resp.n_choices, 0);
+        cr_assert_null(resp.choices);
+}
+
+Test(exec, a_background_process_holding_the_pipes_does_not_hold_heal)
+{
+        char cmd[512], pidfile[200];
+        struct timespec a, b;
+        FILE *f;
+        int pid = 0;
+
+        snprintf(pidfile, sizeof(pidfile), "%s/pid", dir);
+        snprintf(cmd, sizeof(cmd),
+                 "cat >/dev/null; sleep 30 & echo $! > '%s'; echo '{\"choices\":[{\"text\":"
+                 "\"OK\"}]}'",
+                 pidfile);
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        cr_assert_eq(ask(cmd, 20000, NULL), 0, "%s", err.msg);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        cr_assert_str_eq(resp.choices[0].text, "OK");
+        cr_assert_lt(b.tv_sec - a.tv_sec, 10, "answered when the shell exited, not at the timeout");
+        f = fopen(pidfile, "re");
+        cr_assert_not_null(f);
+        cr_assert_eq(fscanf(f, "%d", &pid), 1);
+        fclose(f);
+        cr_assert(dead(pid), "what the command left running is killed");
+}
+
+Test(exec, the_status_is_kept_when_the_caller_ignores_sigchld)
+{
+        signal(SIGCHLD, SIG_IGN);
+        cr_assert_eq(ask("echo '{\"choices\":[{\"text\":\"OK\"}]}'; exit 3", 10000, NULL), -EIO,
+                     "%s", err.msg);
+        signal(SIGCHLD, SIG_DFL); /* for fini's system(3) */
+        cr_assert(strstr(err.msg, "exited with status 3"), "%s", err.msg);
+}
+
+Test(exec, the_end_of_a_long_stderr_is_quoted)
+{
+        cr_assert_eq(ask("for i in $(seq 60); do echo \"log line $i with some words\" >&2; done;"
+                         " echo 'FATAL: the real reason' >&2; exit 2",
+                         10000, NULL),
+                     -EIO);
+        cr_assert(strstr(err.msg, "FATAL: the real reason"), "%s", err.msg);
+}
