@@ -3,6 +3,7 @@
 #define HEAL_CLI_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "heal/llm.h"
@@ -23,6 +24,50 @@ enum {
 
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+
+/* run_opts.c: heal run's sandbox options, for every command that runs one */
+#define MAX_MOUNTS 64
+#define MAX_OPTS   16
+
+struct cli_mount {
+        const char *type, *src, *dst;
+        const char *opts[MAX_OPTS + 1];
+        size_t n_opts;
+};
+
+struct run_opts {
+        struct cli_mount mounts[MAX_MOUNTS];
+        size_t n_mounts;
+        const char *next_size, *next_perms;
+        char size_opt[MAX_MOUNTS][64], perms_opt[MAX_MOUNTS][64];
+        heal_sandbox_limits limits;
+        unsigned flags;
+        const char *chdir;
+        char chdir_abs[PATH_MAX];
+        const char **env_ops; /* pairs: name, value (NULL value = unset) */
+        size_t n_env_ops;
+        bool stdin_pass, json, home_set;
+        bool go_crash_traceback; /* GOTRACEBACK=crash: all threads' stacks (changes exit codes) */
+        char **argv;
+        const char *command;   /* "heal run", "heal analyze": for usage errors */
+        bool command_optional; /* no CMD is fine (set by an extra option, e.g. --log) */
+        const char *usage;     /* printed by --help */
+        /* The command's own options: 1 when argv[*i] was one (its value consumed), 0 when not,
+         * < 0 for a usage error (already printed). */
+        int (*extra)(struct run_opts *o, int argc, char **argv, int *i);
+        void *extra_data;
+};
+
+/* Parse options, then "--" (optional) and the command into o->argv. Prints usage errors. */
+int run_opts_parse(struct run_opts *o, int argc, char **argv);
+/* A relative --chdir made absolute; options that contradict each other; a missing directory. */
+int run_opts_check(struct run_opts *o, heal_error *err);
+/* Mounts, limits, flags, environment and cwd into @sb; @stream: live output, or NULL to capture. */
+int run_opts_build(heal_sandbox *sb, struct run_opts *o, heal_sandbox_output_fn stream,
+                   heal_error *err);
+/* Say so when the default view would share the whole /tmp or the home directory. */
+void run_opts_notice_shared(const struct run_opts *o);
 
 /* llm_opts.c: --model PROVIDER:MODEL, --llm-url URL, --record FILE (each also as --flag=value) */
 struct llm_opts {

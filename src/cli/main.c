@@ -16,6 +16,9 @@ static const char usage[] =
         "commands:\n"
         "  run [options] -- CMD [ARG...]   run CMD in a throwaway sandbox (namespaces, mounts,\n"
         "                                  limits, seccomp); see 'heal run --help'\n"
+        "  analyze [options] -- CMD        run CMD in the sandbox and explain its failure:\n"
+        "                                  diagnostics, fingerprints, tests; see\n"
+        "                                  'heal analyze --help'\n"
         "  doctor [--json] [--ask-model]   check what this machine supports and how to fix the\n"
         "                                  rest, and which model heal would use (and whether it\n"
         "                                  answers); see 'heal doctor --help'\n"
@@ -57,6 +60,8 @@ int main(int argc, char **argv)
                 return cmd_run(argc - 1, argv + 1);
         if (strcmp(cmd, "doctor") == 0)
                 return cmd_doctor(argc - 1, argv + 1);
+        if (strcmp(cmd, "analyze") == 0)
+                return cmd_analyze(argc - 1, argv + 1);
         if (strcmp(cmd, "--") == 0) {
                 log_error("the repair job ('heal -- CMD') is not part of this build yet; "
                           "'heal run -- CMD' runs CMD in the sandbox");

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading the tree's sources for the analysis: the text of a diagnostic's line (whose
+ * identifiers the cause fingerprint abstracts) and the function around it, found by the nearest
+ * definition above the line: "func Name(" or "func (r *T) Name(" in Go, a line that starts a C
+ * function definition ("type name(" at column 0 with no ';'), "def name(" in Python. A file
+ * over 4 MiB or outside the tree is not read.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/util.h"
+#include "repair/repair-internal.h"
+
+#define SOURCE_MAX (4u << 20)
+
+static bool ends_with(const char *s, const char *suffix)
+{
+        size_t n = strlen(s), m = strlen(suffix);
+
+        return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The name defined on @s, if @s starts a function definition; "" otherwise. */
+static void definition(const char *s, const char *file, char *fn, size_t len)
+{
+        const char *p, *open;
+
+        fn[0] = '\0';
+        if (ends_with(file, ".go") && starts_with(s, "func ")) {
+                p = s + 5;
+                if (*p == '(') { /* method: func (r *T) Name( */
+                        const char *close = strchr(p, ')');
+
+                        if (!close)
+                                return;
+                        p = close + 1;
+                        while (*p == ' ')
+                                p++;
+                }
+                snprintf(fn, len, "%.*s", (int)strcspn(p, "([ "), p);
+        } else if (ends_with(file, ".py") && (starts_with(s, "def ") || strstr(s, "    def "))) {
+                p = strstr(s, "def ") + 4;
+                snprintf(fn, len, "%.*s", (int)strcspn(p, "( "), p);
+        } else if (!ends_with(file, ".go") && !ends_with(file, ".py") &&
+                   (isalpha((unsigned char)s[0]) || s[0] == '_') && !strchr(s, ';') &&
+                   (open = strchr(s, '(')) && !starts_with(s, "typedef") &&
+                   !starts_with(s, "struct") && !starts_with(s, "static const")) {
+                const char *e = open;
+
+                while (e > s && e[-1] == ' ')
+                        e--;
+                p = e;
+                while (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+                        p--;
+                snprintf(fn, len, "%.*s", (int)(e - p), p);
+        }
+}
+
+bool source_function(const heal_analyze_opts *o, const char *file, unsigned line, char *fn,
+                     size_t fn_len, char *text, size_t text_len)
+{
+        char path[PATH_MAX], buf[LINE_MAX_PARSED], name[256];
+        struct stat st;
+        unsigned n = 0;
+        FILE *f;
+
+        fn[0] = text[0] = '\0';
+        if (!o || !o->tree || !file || file[0] == '/' || line == 0 ||
+            str_printf(path, sizeof(path), "%s/%s", o->tree, file) < 0 || stat(path, &st) < 0 ||
+            !S_ISREG(st.st_mode) || (size_t)st.st_size > SOURCE_MAX || !(f = fopen(path, "re")))
+                return false;
+        while (n < line && fgets(buf, sizeof(buf), f)) {
+                n++;
+                definition(buf, file, name, sizeof(name));
+                if (name[0])
+                        snprintf(fn, fn_len, "%s", name);
+                else if (buf[0] == '}' && n < line && !ends_with(file, ".py"))
+                        fn[0] = '\0'; /* Go and C bodies close at column 0: outside again */
+                if (n == line)
+                        snprintf(text, text_len, "%.*s", (int)strcspn(buf, "\n"), buf);
+        }
+        fclose(f);
+        return fn[0] != '\0';
+}

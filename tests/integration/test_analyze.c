@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Failure analysis on the real broken programs of tests/data/broken: the recorded failure of
+ * each parses into the expected diagnostic; each run live in the sandbox (heal analyze) gives
+ * the recorded cause fingerprint and the same exact fingerprint twice; pairs of failures that
+ * must collide at the cause level only, or differ; the timeout trace of a spinning Go program.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "heal/analyze.h"
+
+#include "harness.h"
+
+struct expect {
+        const char *name;
+        heal_diag_kind kind;
+        const char *file;
+        unsigned line;
+        const char *function; /* a substring of the diagnostic's function, or NULL: none */
+        const char *test;
+        const char *message; /* a substring */
+        const char *frame;   /* a function among the frames, or NULL */
+        size_t n_diags;      /* 0: not checked */
+};
+
+static char *slurp(const char *path, size_t *len)
+{
+        FILE *f = fopen(path, "re");
+        char *buf;
+        long n;
+
+        cr_assert_not_null(f, "%s", path);
+        fseek(f, 0, SEEK_END);
+        n = ftell(f);
+        rewind(f);
+        buf = malloc((size_t)n + 1);
+        cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+        buf[n] = '\0';
+        fclose(f);
+        if (len)
+                *len = (size_t)n;
+        return buf;
+}
+
+static char *case_file(const char *name, const char *file, size_t *len)
+{
+        char path[1024];
+
+        snprintf(path, sizeof(path), "%s/broken/%s/%s", test_data_dir(), name, file);
+        return slurp(path, len);
+}
+
+/* The recorded failure of case @name analysed as if it had happened in @tree. */
+static void analyze_recorded(heal_analysis *a, const char *name, const char *tree)
+{
+        char alias[256], dir[1024], *cmd = case_file(name, "cmd", NULL);
+        char *code = case_file(name, "expected_exit_code", NULL);
+        const char *aliases[] = { alias, NULL };
+        heal_analyze_opts o = { .aliases = aliases };
+        heal_error err = HEAL_ERROR_INIT;
+        size_t len;
+        char *out = case_file(name, "expected_failure.txt", &len);
+
+        snprintf(alias, sizeof(alias), "/home/dev/src/%s", name);
+        snprintf(dir, sizeof(dir), "%s/broken/%s", test_data_dir(), name);
+        cmd[strcspn(cmd, "\n")] = '\0';
+        o.tree = tree ? tree : dir;
+        o.exit_code = atoi(code);
+        o.command = cmd;
+        cr_assert_eq(heal_analyze(a, out, len, &o, &err), 0, "%s", err.msg);
+        free(out);
+        free(cmd);
+        free(code);
+}
+
+static const heal_diag *first_error(const heal_analysis *a)
+{
+        for (size_t i = 0; i < a->n_diags; i++)
+                if (a->diags[i].severity == HEAL_SEVERITY_ERROR)
+                        return &a->diags[i];
+        cr_assert_fail("no error diagnostic");
+        return NULL;
+}
+
+/* Criterion passes parameters by value to a worker that may be a new process image (ASLR):
+ * no pointers in them, only indexes into these tables. */
+static const struct expect cases[] = {
+        { "01-compile-if-scope-err", HEAL_DIAG_COMPILE_ERROR, "main.go", 25, "setup", NULL,
+          "result declared but not used", NULL, 7 },
+        { "02-compile-duration-int", HEAL_DIAG_COMPILE_ERROR, "backoff.go", 15, "Delay", NULL,
+          "mismatched types int and time.Duration", NULL, 1 },
+        { "04-compile-missing-return-helper", HEAL_DIAG_COMPILE_ERROR, "level.go", 24, "ParseLevel",
+          NULL, "missing return", NULL, 1 },
+        { "06-compile-generic-map-key", HEAL_DIAG_COMPILE_ERROR, "set.go", 5, NULL, NULL,
+          "invalid map key type K", NULL, 2 },
+        { "08-compile-closure-unused-var", HEAL_DIAG_COMPILE_ERROR, "main.go", 17, "record", NULL,
+          "previousNote declared but not used", NULL, 1 },
+        { "10-compile-import-cycle", HEAL_DIAG_COMPILE_ERROR, NULL, 0, NULL, NULL,
+          "import cycle not allowed", NULL, 1 },
+        { "12-vet-printf-verb", HEAL_DIAG_VET, "label.go", 13, "Label", NULL,
+          "format %d has arg o.ID of wrong type string", NULL, 1 },
+        { "14-panic-nil-inner-map", HEAL_DIAG_PANIC, "tally.go", 21, "Submit", "TestTally",
+          "assignment to entry in nil map", "example.TestTally", 1 },
+        { "15-panic-defer-before-err", HEAL_DIAG_PANIC, "main.go", 17, "main.ping", NULL,
+          "invalid memory address or nil pointer dereference", "main.main", 1 },
+        { "16-panic-json-float64", HEAL_DIAG_PANIC, "main.go", 21, "main.handle", NULL,
+          "interface {} is float64, not int", "main.main", 1 },
+        { "19-panic-close-closed-chan", HEAL_DIAG_PANIC, "main.go", 17, "main.worker", NULL,
+          "send on closed channel", "main.main.func1", 1 },
+        { "22-panic-stack-overflow-string", HEAL_DIAG_FATAL_ERROR, "main.go", 13, "String", NULL,
+          "stack overflow", NULL, 1 },
+        { "24-deadlock-wg-add-continue", HEAL_DIAG_DEADLOCK, "main.go", 60, "main.getInfos", NULL,
+          "all goroutines are asleep", "main.main", 1 },
+        { "26-deadlock-missing-unlock", HEAL_DIAG_DEADLOCK, "main.go", 32, "Run", NULL,
+          "all goroutines are asleep", NULL, 1 },
+        { "27-hang-test-reentrant-lock", HEAL_DIAG_TIMEOUT, "lessor.go", 43, "Checkpoint", NULL,
+          "test timed out after 5s", "example.TestRenewClearsCheckpoint", 1 },
+        { "30-race-loopvar-capture", HEAL_DIAG_DATA_RACE, "versions.go", 24,
+          "SupportedVersions.func1", NULL, "data race: Read / Previous write", NULL, 0 },
+        { "33-test-truncate-utf8", HEAL_DIAG_TEST_FAILURE, "truncate_test.go", 22, NULL,
+          "TestTruncate", "is not valid UTF-8", NULL, 4 },
+        { "34-test-reverse-even-length", HEAL_DIAG_TEST_FAILURE, "reverse_test.go", 20, NULL,
+          "TestReverse", "want [3 2 1 0]", NULL, 2 },
+        { "36-test-panic-command-parse", HEAL_DIAG_PANIC, "command.go", 16, "example.Parse",
+          "TestParse", "slice bounds out of range [10:9]", "example.TestParse", 1 },
+        { "39-c-strdup-c99", HEAL_DIAG_COMPILE_ERROR, "main.c", 28, "main", NULL,
+          "implicit declaration of function", NULL, 3 },
+        { "41-c-getenv-null-segv", HEAL_DIAG_CRASH, NULL, 0, NULL, NULL,
+          "killed by signal 11 (SEGV)", NULL, 1 },
+        { "43-c-asan-strlen-malloc", HEAL_DIAG_SANITIZER, "main.c", 16, "context_open", NULL,
+          "AddressSanitizer: heap-buffer-overflow", "main", 1 },
+        { "45-c-link-order-lm", HEAL_DIAG_COMPILE_ERROR, "stats.c", 0, "magnitude", NULL,
+          "undefined reference to `sqrt'", NULL, 1 },
+};
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
+ParameterizedTestParameters(analyze, recorded_failure_parses)
+{
+        static size_t idx[N_CASES];
+
+        for (size_t k = 0; k < N_CASES; k++)
+                idx[k] = k;
+        return cr_make_param_array(size_t, idx, N_CASES);
+}
+
+ParameterizedTest(size_t *i, analyze, recorded_failure_parses)
+{
+        const struct expect *e = &cases[*i];
+        heal_analysis a;
+        const heal_diag *d;
+        bool frame = e->frame == NULL;
+
+        analyze_recorded(&a, e->name, NULL);
+        d = first_error(&a);
+        cr_assert_str_eq(heal_diag_kind_name(d->kind), heal_diag_kind_name(e->kind), "%s: %s",
+                         e->name, d->message);
+        if (e->file)
+                cr_assert(d->file && strcmp(d->file, e->file) == 0, "%s: file %s", e->name,
+                          d->file ? d->file : "(none)");
+        else
+                cr_assert_null(d->file, "%s: %s", e->name, d->file);
+        cr_assert_eq(d->line, e->line, "%s: line %u", e->name, d->line);
+        if (e->function)
+                cr_assert(d->function && strstr(d->function, e->function), "%s: function %s",
+                          e->name, d->function ? d->function : "(none)");
+        else
+                cr_assert_null(d->function, "%s: %s", e->name, d->function);
+        if (e->test)
+                cr_assert(d->test && strcmp(d->test, e->test) == 0, "%s: test %s", e->name,
+                          d->test ? d->test : "(none)");
+        cr_assert(strstr(d->message, e->message), "%s: %s", e->name, d->message);
+        for (size_t k = 0; k < d->n_frames && !frame; k++)
+                frame = strcmp(d->frames[k].function, e->frame) == 0 && d->frames[k].in_tree;
+        cr_assert(frame, "%s: no in-tree frame %s", e->name, e->frame);
+        if (e->n_diags)
+                cr_assert_eq(a.n_diags, e->n_diags, "%s: %zu diagnostics", e->name, a.n_diags);
+        cr_assert_eq(strlen(a.exact), 32);
+        cr_assert_eq(strlen(a.cause), 32);
+        heal_analysis_release(&a);
+}
+
+struct live {
+        int exit_code;
+        char exact[33], cause[33];
+        char tail[4200];
+};
+
+/* `heal analyze --json` of the case's command in @dir, with a Go build cache shared between
+ * runs (warm builds) in its own plan: / read-only, the case and the cache read-write. */
+static void analyze_live(const char *dir, const char *cmd, struct live *ret)
+{
+        char cache[128], line[8192];
+        json_t *doc, *fp;
+        FILE *p;
+        size_t n;
+        static char out[1 << 20];
+
+        snprintf(cache, sizeof(cache), "/var/tmp/heal-test-gocache-%d", (int)getuid());
+        cr_assert(mkdir(cache, 0700) == 0 || errno == EEXIST, "%s", strerror(errno));
+        snprintf(line, sizeof(line),
+                 "cd / && %s analyze --json --timeout 120s --ro-bind / / --dev /dev --proc /proc "
+                 "--tmpfs /tmp --bind %s %s --bind %s %s --setenv GOCACHE %s --setenv GOFLAGS "
+                 "-mod=mod --chdir %s -- bash -c '%s' 2>/dev/null",
+                 HEAL_TEST_BIN, dir, dir, cache, cache, cache, dir, cmd);
+        p = popen(line, "r");
+        cr_assert_not_null(p);
+        n = fread(out, 1, sizeof(out) - 1, p);
+        out[n] = '\0';
+        cr_assert_eq(WEXITSTATUS(pclose(p)), 1, "the command failed and was analyzed: %s", out);
+        doc = json_loads(out, 0, NULL);
+        cr_assert_not_null(doc, "%s", out);
+        fp = json_object_get(doc, "fingerprints");
+        ret->exit_code = (int)json_integer_value(json_object_get(doc, "exit_code"));
+        snprintf(ret->exact, sizeof(ret->exact), "%s",
+                 json_string_value(json_object_get(fp, "exact")));
+        snprintf(ret->cause, sizeof(ret->cause), "%s",
+                 json_string_value(json_object_get(fp, "cause")));
+        snprintf(ret->tail, sizeof(ret->tail), "%s",
+                 json_string_value(json_object_get(doc, "tail")));
+        json_decref(doc);
+}
+
+ParameterizedTestParameters(analyze, live_run_matches_the_recording)
+{
+        static size_t idx[N_CASES];
+
+        for (size_t k = 0; k < N_CASES; k++)
+                idx[k] = k;
+        return cr_make_param_array(size_t, idx, N_CASES);
+}
+
+/* Run live twice: the same exact fingerprint both times (ports, addresses, goroutine ids and
+ * timings absorbed), the recorded exit status, and the recording's cause fingerprint. */
+ParameterizedTest(size_t *i, analyze, live_run_matches_the_recording, .timeout = 300)
+{
+        const char *const *name = &cases[*i].name;
+        char *dir = test_tempdir(), copy[2048], *cmd = case_file(*name, "cmd", NULL);
+        char *code = case_file(*name, "expected_exit_code", NULL);
+        struct live one, two;
+        heal_analysis rec;
+
+        cmd[strcspn(cmd, "\n")] = '\0';
+        snprintf(copy, sizeof(copy), "cp -r %s/broken/%s/. %s && chmod -R u+w %s", test_data_dir(),
+                 *name, dir, dir);
+        cr_assert_eq(system(copy), 0);
+        analyze_live(dir, cmd, &one);
+        /* A fresh copy for the second run: make would not rebuild what the first one left. */
+        snprintf(copy, sizeof(copy), "rm -rf %s/* && cp -r %s/broken/%s/. %s && chmod -R u+w %s",
+                 dir, test_data_dir(), *name, dir, dir);
+        cr_assert_eq(system(copy), 0);
+        analyze_live(dir, cmd, &two);
+        analyze_recorded(&rec, *name, dir);
+        cr_assert_eq(one.exit_code, atoi(code), "%s: exit %d", *name, one.exit_code);
+        cr_assert_str_eq(one.exact, two.exact,
+                         "%s: the exact fingerprint moved between runs:\n%s\n---\n%s", *name,
+                         one.tail, two.tail);
+        cr_assert_str_eq(one.cause, two.cause, "%s", *name);
+        cr_assert_str_eq(one.cause, rec.cause, "%s: live and recorded causes differ", *name);
+        heal_analysis_release(&rec);
+        test_rmtree(dir);
+        free(dir);
+        free(cmd);
+        free(code);
+}
