@@ -46,6 +46,26 @@ static bool looks_like_code(const char *w, size_t n)
         return false;
 }
 
+/* Compilers name symbols in set places: "undefined: X", "X declared but not used", "declared and
+ * not used: X", "X redeclared in this block", "imported and not used: X". */
+static bool names_a_symbol(const char *msg, const char *w, const char *end)
+{
+        static const char *const before[] = { "undefined: ", "not used: ", "not defined: " };
+        static const char *const after[] = { " declared but not used", " declared and not used",
+                                             " redeclared", " is not used", " not declared" };
+
+        for (size_t k = 0; k < ELEMENTSOF(before); k++) {
+                size_t n = strlen(before[k]);
+
+                if ((size_t)(w - msg) >= n && strncmp(w - n, before[k], n) == 0)
+                        return true;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(after); k++)
+                if (starts_with(end, after[k]))
+                        return true;
+        return false;
+}
+
 /* The closing quote for an opening one at @s, or NULL. */
 static const char *closing(const char *s, size_t *open_len)
 {
@@ -102,7 +122,8 @@ void message_template(char *out, size_t len, const char *msg, const char *code)
                         while (s > w + 1 && s[-1] == '.') /* a sentence's full stop */
                                 s--;
                         n = (size_t)(s - w);
-                        if (looks_like_code(w, n) || (code && in_code(code, w, n)) || *s == '(')
+                        if (looks_like_code(w, n) || (code && in_code(code, w, n)) || *s == '(' ||
+                            names_a_symbol(msg, w, s))
                                 o += (size_t)snprintf(out + o, len - o, "ID");
                         else
                                 o += (size_t)snprintf(out + o, len - o, "%.*s", (int)n, w);

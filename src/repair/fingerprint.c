@@ -183,8 +183,8 @@ static int reorder(char **text, size_t *len)
                         if (i + 1 < L.n && starts_with(L.v[i + 1], "goroutine N ["))
                                 continue; /* the dump goes on after the blank line */
                         qsort(blocks, nb, sizeof(*blocks), cmp_str);
-                        for (size_t k = 0; k < nb; k++)
-                                heal_buf_puts(&out, blocks[k]), heal_buf_puts(&out, "\n"),
+                        for (size_t k = 0; k < nb; k++) /* blank lines between, as printed */
+                                heal_buf_puts(&out, k ? "\n" : ""), heal_buf_puts(&out, blocks[k]),
                                         free(blocks[k]);
                         nb = 0;
                         if (i >= L.n)

@@ -73,6 +73,31 @@ static size_t traceback(struct actx *x, size_t i)
         return i + 1;
 }
 
+/* A syntax error in the main script has no "Traceback" header: '  File "x.py", line 2', the
+ * line, a caret, then "SyntaxError: ..." (IndentationError, TabError). */
+static size_t syntax_error(struct actx *x, size_t i)
+{
+        const struct lines *L = x->lines;
+        struct pyframe f;
+        heal_diag *d;
+        char file[1024];
+
+        if (!py_frame(L->v[i], &f))
+                return i + 1;
+        for (size_t j = i + 1; j < L->n && j <= i + 4; j++) {
+                const char *s = L->v[j];
+
+                if (!starts_with(s, "SyntaxError") && !starts_with(s, "IndentationError") &&
+                    !starts_with(s, "TabError"))
+                        continue;
+                d = diag_add(x, HEAL_DIAG_COMPILE_ERROR, HEAL_SEVERITY_ERROR, s);
+                snprintf(file, sizeof(file), "%.*s", (int)f.file_len, f.file);
+                diag_set_loc(x, d, file, f.line, 0);
+                return j + 1;
+        }
+        return i + 1;
+}
+
 void parse_python(struct actx *x)
 {
         const struct lines *L = x->lines;
@@ -80,6 +105,8 @@ void parse_python(struct actx *x)
         for (size_t i = 0; i < L->n && !x->error;) {
                 if (strcmp(L->v[i], "Traceback (most recent call last):") == 0)
                         i = traceback(x, i);
+                else if (starts_with(L->v[i], "  File \""))
+                        i = syntax_error(x, i);
                 else
                         i++;
         }
