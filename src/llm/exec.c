@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -47,17 +48,29 @@ struct child {
  * the shell as its own child (with SIGCHLD at its default), waits, and ends the same way: the
  * same exit status, or the same signal (core dumps off: the child is a copy of the caller).
  */
-static _Noreturn void supervise(char **argv)
+/* heal died (SIGKILL, an unhandled SIGTERM): the command's whole group goes with it. */
+static void on_caller_death(int sig)
 {
-        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        (void)sig;
+        kill(0, SIGKILL);
+}
+
+static _Noreturn void supervise(char **argv, pid_t caller)
+{
+        struct sigaction dfl = { .sa_handler = SIG_DFL }, die = { .sa_handler = on_caller_death };
         struct rlimit no_core = { 0, 0 };
         int status = 0;
         pid_t sh;
 
+        /* The group is this process's own (setpgid before): the shell and what it starts. */
+        sigaction(SIGTERM, &die, NULL);
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != caller)
+                kill(0, SIGKILL);
         sigaction(SIGCHLD, &dfl, NULL);
         setrlimit(RLIMIT_CORE, &no_core);
         sh = fork();
         if (sh == 0) {
+                sigaction(SIGTERM, &dfl, NULL);
                 execve("/bin/sh", argv, environ);
                 _exit(127);
         }
@@ -81,6 +94,7 @@ static int spawn(struct child *ch, char *command)
         char *argv[] = { sh, dash_c, command, NULL };
         int in[2], out[2] = { -1, -1 }, errp[2] = { -1, -1 }, r = 0;
         struct clone_args ca = { .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&ch->pidfd };
+        pid_t caller = getpid();
         long pid;
 
         /* stdin is a socket so that writing to a command that stopped reading is EPIPE from
@@ -98,7 +112,7 @@ static int spawn(struct child *ch, char *command)
                         _exit(127);
                 syscall(SYS_close_range, 3, ~0U, 0);
                 setpgid(0, 0); /* its own group: the group is killed when heal is done */
-                supervise(argv);
+                supervise(argv, caller);
         }
         if (pid < 0)
                 r = -errno;
@@ -215,6 +229,16 @@ static int talk(struct child *ch, uint64_t deadline_ms)
         return 0;
 }
 
+/* How much of @s to quote: at most @max bytes, without the trailing newlines. */
+static size_t quoted_len(const char *s, size_t max)
+{
+        size_t n = strnlen(s, max);
+
+        while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+                n--;
+        return n;
+}
+
 /* The answer as a Chat Completions response or as heal's own form. */
 static int decode(heal_llm_response *resp, const struct child *ch, const char *command,
                   heal_error *err)
@@ -233,8 +257,8 @@ static int decode(heal_llm_response *resp, const struct child *ch, const char *c
                 r = heal_error_set(err, -EPROTO,
                                    "the model command '%s' printed no answer: expected JSON with "
                                    "\"choices\": [{\"message\": ...}] or [{\"text\": ...}], got "
-                                   "'%.80s'%s%s",
-                                   command, body,
+                                   "'%.*s'%s%s",
+                                   command, (int)quoted_len(body, 80), body,
                                    root ? "" : ", not JSON: ", root ? "" : jerr.text);
         if (r == 0)
                 snprintf(resp->request_id, sizeof(resp->request_id), "exec");
@@ -271,24 +295,28 @@ static int reap(struct child *ch)
 }
 
 /* The end of stderr that fits in an error message, from a line start when one is near. */
-static const char *stderr_tail(const struct child *ch)
+static const char *stderr_tail(struct child *ch)
 {
         const char *t = ch->tail_len > 300 ? ch->tail + ch->tail_len - 300 : ch->tail;
         const char *nl = strchr(t, '\n');
 
+        while (ch->tail_len &&
+               (ch->tail[ch->tail_len - 1] == '\n' || ch->tail[ch->tail_len - 1] == ' '))
+                ch->tail[--ch->tail_len] = '\0';
         if (!ch->tail_len)
                 return "(no stderr)";
         return t != ch->tail && nl && nl[1] ? nl + 1 : t;
 }
 
-static int finish(struct child *ch, int r, const char *command, heal_llm_response *ret,
-                  heal_error *err)
+static int finish(struct child *ch, int r, const char *command, uint64_t timeout_ms,
+                  heal_llm_response *ret, heal_error *err)
 {
         int status = reap(ch);
 
         if (r == -ETIMEDOUT)
-                return heal_error_set(err, r, "the model command '%s' did not answer in time",
-                                      command);
+                return heal_error_set(err, r,
+                                      "the model command '%.80s' did not answer within %llu ms",
+                                      command, (unsigned long long)timeout_ms);
         if (r == -E2BIG)
                 return heal_error_set(err, r, "the model command '%s' printed more than %zu bytes",
                                       command, ch->answer.max);
@@ -333,7 +361,7 @@ int exec_complete(heal_llm_client *c, const heal_llm_request *req, heal_llm_resp
         safe_close(ch.in), safe_close(ch.out), safe_close(ch.errfd);
         if (r == 0)
                 r = wait_exit(&ch, deadline);
-        r = finish(&ch, r, c->command, ret, err);
+        r = finish(&ch, r, c->command, c->cfg.timeout_ms, ret, err);
         safe_close(ch.pidfd);
         ret->attempts = 1;
         heal_buf_release(&ch.answer);

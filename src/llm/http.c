@@ -198,7 +198,8 @@ static int map_curl_error(CURLcode c, const struct http_reply *r, heal_error *er
         case CURLE_COULDNT_RESOLVE_HOST:
                 return heal_error_set(err, -EHOSTUNREACH, "cannot resolve the host of '%s'", url);
         case CURLE_OPERATION_TIMEDOUT:
-                return heal_error_set(err, -ETIMEDOUT, "'%s' did not answer in time", url);
+                return heal_error_set(err, -ETIMEDOUT, "'%s' did not answer within %llu ms", url,
+                                      (unsigned long long)r->timeout_ms);
         case CURLE_RECV_ERROR:
         case CURLE_SEND_ERROR:
         case CURLE_GOT_NOTHING:
@@ -231,7 +232,11 @@ int http_start(CURL *curl, const char *url, struct curl_slist *hdrs, const char 
                const heal_llm_config *cfg, const struct http_sink *sink, struct http_reply *out)
 {
         *out = (struct http_reply){
-                .retry_after_ms = -1, .reset_ms = -1, .curl = curl, .sink = sink
+                .retry_after_ms = -1,
+                .reset_ms = -1,
+                .curl = curl,
+                .sink = sink,
+                .timeout_ms = cfg->timeout_ms,
         };
         heal_buf_init(&out->body, cfg->max_response_bytes);
         lc.easy_reset(curl);

@@ -53,6 +53,7 @@ struct http_reply {
         uint64_t received; /* body bytes, streamed or not */
         int sink_error;    /* what the sink returned when it stopped the transfer */
         bool streamed;     /* the body went to the sink */
+        uint64_t timeout_ms; /* the whole request's limit, for the message */
 };
 
 struct llm_provider;

@@ -55,7 +55,13 @@ static char *tail_of(const char *text, size_t len)
 
         while (start > 0 && start < len && text[start - 1] != '\n') /* start on a line */
                 start++;
-        return strndup(text + start, len - start);
+        char *tail = malloc(len - start + 1); /* @text need not be NUL-terminated */
+
+        if (tail) {
+                memcpy(tail, text + start, len - start);
+                tail[len - start] = '\0';
+        }
+        return tail;
 }
 
 static int analyze(heal_analysis *ret, const char *output, size_t len, const heal_analyze_opts *o,

@@ -182,7 +182,8 @@ static int reorder(char **text, size_t *len)
                         heal_buf_release(&blk);
                         if (i + 1 < L.n && starts_with(L.v[i + 1], "goroutine N ["))
                                 continue; /* the dump goes on after the blank line */
-                        qsort(blocks, nb, sizeof(*blocks), cmp_str);
+                        if (nb > 1)
+                                qsort(blocks, nb, sizeof(*blocks), cmp_str);
                         for (size_t k = 0; k < nb; k++) /* blank lines between, as printed */
                                 heal_buf_puts(&out, k ? "\n" : ""), heal_buf_puts(&out, blocks[k]),
                                         free(blocks[k]);

@@ -84,6 +84,14 @@ static size_t read_dump(struct actx *x, size_t i, heal_diag *d)
                                                    file_len, line);
                                 in_tree |= f && f->in_tree;
                                 i++;
+                        } else if (starts_with(L->v[i], "\tgoroutine running on other thread")) {
+                                char note[256];
+
+                                snprintf(note, sizeof(note),
+                                         "%.*s: its stack is unavailable (it runs on another "
+                                         "thread; GOTRACEBACK=crash makes Go print it)",
+                                         (int)strcspn(head, ":"), head);
+                                diag_add_note(x, d, note);
                         } else if (L->v[i][0] != '\t' && !starts_with(L->v[i], "...")) {
                                 break; /* the dump is over: "exit status 2", "FAIL ..." */
                         }

@@ -176,7 +176,8 @@ static void create_mountpoint(const struct child_op *op, bool want_dir)
         close(fd);
 }
 
-static void prepare_mountpoint(const struct child_op *op)
+/* false: an if_present mount whose mountpoint is gone or changed type; skip it. */
+static bool prepare_mountpoint(const struct child_op *op)
 {
         bool want_dir = !(op->kind == HEAL_MOUNT_BIND && op->is_file);
         struct stat st;
@@ -190,17 +191,22 @@ static void prepare_mountpoint(const struct child_op *op)
                 if (fstat(fd, &st) < 0)
                         fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
                 close(fd);
+                if (want_dir != !!S_ISDIR(st.st_mode) && op->if_present)
+                        return false;
                 if (want_dir != !!S_ISDIR(st.st_mode))
                         fail(STEP_MOUNTPOINT_TYPE, want_dir ? ENOTDIR : EISDIR, op->entry, op->dst);
-                return;
+                return true;
         }
         if (errno == ELOOP)
                 fail(STEP_MOUNTPOINT_SYMLINK, errno, op->entry, op->dst);
         if (errno != ENOENT)
                 fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+        if (op->if_present)
+                return false;
         if (!op->may_create)
                 fail(STEP_MOUNTPOINT_MISSING, ENOENT, op->entry, op->dst);
         create_mountpoint(op, want_dir);
+        return true;
 }
 
 static void set_attrs(const struct child_op *op, const char *path, bool recursive)
@@ -366,8 +372,8 @@ static void harden_proc(const struct child_op *op)
 
 static void apply_op(const struct child_op *op)
 {
-        if (op->cover >= 0)
-                prepare_mountpoint(op);
+        if (op->cover >= 0 && !prepare_mountpoint(op))
+                return;
         switch (op->kind) {
         case HEAL_MOUNT_BIND:
                 if (mount(op->src, op->dst, NULL, MS_BIND | MS_REC, NULL) < 0)

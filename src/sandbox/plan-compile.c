@@ -354,6 +354,7 @@ static int compile_entry(struct plan_compiled *pc, struct child_op *op,
         op->attr_set = e->attr_set;
         op->attr_clr = e->attr_clr;
         op->defer_ro = e->defer_ro;
+        op->if_present = e->if_present;
         switch (e->kind) {
         case HEAL_MOUNT_BIND:
                 op->src = oldroot_path(pc, e->source);

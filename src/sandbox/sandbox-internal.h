@@ -29,6 +29,8 @@ struct mount_entry {
         char *lowerdir;     /* overlay: ':'-separated sandbox paths, or NULL */
         char *upperdir;     /* overlay: sandbox path, or NULL for a hidden tmpfs */
         char *workdir;      /* overlay: sandbox path, or NULL (made next to upperdir) */
+        bool if_present;    /* skipped when its mountpoint is gone or changed type (the masks
+                             * of root-only /etc files: /etc may change after the walk) */
 };
 
 /* What the sandbox's init does for one entry; strings were built by the parent before clone. */
@@ -47,6 +49,7 @@ struct child_op {
         bool defer_ro;
         bool is_file;
         bool may_create; /* a missing mountpoint lies on a writable tmpfs of ours */
+        bool if_present; /* skip when the mountpoint is missing or of another type */
         int cover;       /* entry whose filesystem holds the mountpoint, -1 for the root */
 };
 

@@ -116,10 +116,14 @@ int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err)
                 return heal_error_set(err, -ENOMEM,
                                       "cannot list what /etc hides from other users; as root heal "
                                       "will not run without hiding it");
-        for (size_t i = 0; r >= 0 && i < n_secrets; i++)
+        for (size_t i = 0; r >= 0 && i < n_secrets; i++) {
                 r = secrets[i].dir ? plan_entry_add(v, n, HEAL_MOUNT_TMPFS, NULL, secrets[i].path,
                                                     dir_opts, true, err)
                                    : plan_entry_add(v, n, HEAL_MOUNT_BIND, "/dev/null",
                                                     secrets[i].path, NULL, true, err);
+                /* Deleted or replaced since the walk: nothing left to hide there. */
+                if (r >= 0)
+                        (*v)[*n - 1].if_present = true;
+        }
         return r;
 }

@@ -275,3 +275,52 @@ ParameterizedTest(size_t *i, analyze, live_run_matches_the_recording, .timeout =
         free(cmd);
         free(code);
 }
+
+/* A program that never ends prints nothing to learn from: the timeout trace names the loop
+ * from the stacks Go prints on SIGQUIT, with the limit, the output so far and the processes. */
+Test(analyze, timeout_trace_names_the_spinning_function, .timeout = 120)
+{
+        char *dir = test_tempdir(), build[1024];
+        const char *argv[] = { "./spin", NULL };
+        heal_sandbox_limits lim = HEAL_SANDBOX_LIMITS_INIT;
+        heal_analyze_opts o = { .command = "./spin" };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_sandbox_result res = { 0 };
+        heal_sandbox *sb;
+        heal_analysis a;
+        const heal_diag *d;
+        bool named = false;
+
+        test_require("go");
+        test_copy_case("04-spin-go", dir);
+        snprintf(build, sizeof(build),
+                 "cd %s && GOFLAGS=-mod=mod GOCACHE=/var/tmp/heal-test-gocache-%d "
+                 "go build -o spin . 2>&1",
+                 dir, (int)getuid());
+        cr_assert_eq(system(build), 0);
+        sb = test_sandbox(dir);
+        lim.wall_ms = 2000;
+        cr_assert_eq(heal_sandbox_set_limits(sb, &lim, &err), 0, "%s", err.msg);
+        test_run(sb, argv, &res);
+        cr_assert_eq(res.status, HEAL_STATUS_TIMEOUT);
+        o.tree = dir;
+        cr_assert_eq(heal_analyze_result(&a, &res, &o, &err), 0, "%s", err.msg);
+        d = first_error(&a);
+        cr_assert_eq(d->kind, HEAL_DIAG_TIMEOUT, "%s", heal_diag_kind_name(d->kind));
+        cr_assert(strstr(d->message, "timed out after") && strstr(d->message, "./spin"), "%s",
+                  d->message);
+        for (size_t i = 0; i < d->n_frames; i++)
+                named |= strcmp(d->frames[i].function, "main.collatzSteps") == 0 &&
+                         d->frames[i].in_tree;
+        cr_assert(named, "the trace names main.collatzSteps:\n%s", res.err);
+        cr_assert_str_eq(d->file, "main.go");
+        cr_assert_str_eq(d->function, "main.collatzSteps");
+        cr_assert(strstr(a.tail, "27 111") && strstr(a.tail, "97 118"), "the output so far");
+        cr_assert_geq(d->n_notes, 1, "the process snapshot");
+        cr_assert(strstr(d->notes[d->n_notes - 1], "spin"), "%s", d->notes[d->n_notes - 1]);
+        heal_analysis_release(&a);
+        heal_sandbox_result_release(&res);
+        heal_sandbox_free(sb);
+        test_rmtree(dir);
+        free(dir);
+}

@@ -264,6 +264,30 @@ Test(cli, doctor_json_stays_valid_with_bytes_that_are_not_utf8)
         json_decref(doc);
 }
 
+/* heal killed while its model command runs: the command goes too (it would run on, orphaned). */
+Test(cli, a_killed_heal_leaves_no_model_command_behind)
+{
+        pid_t pid;
+        int status, tries = 0;
+
+        setenv("HEAL_LLM_COMMAND", "sleep 7377", 1);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                execl(HEAL_TEST_BIN, "heal", "doctor", "--ask-model", "--model", "exec:x",
+                      (char *)NULL);
+                _exit(127);
+        }
+        while (test_count_cmdline("sleep 7377") == 0 && tries++ < 500)
+                usleep(10000); /* the command starting: at most 5 s */
+        cr_assert_gt(test_count_cmdline("sleep 7377"), 0, "the model command started");
+        kill(pid, SIGKILL);
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        for (tries = 0; test_count_cmdline("sleep 7377") > 0 && tries < 500; tries++)
+                usleep(10000);
+        cr_assert_eq(test_count_cmdline("sleep 7377"), 0, "the model command died with heal");
+}
+
 #ifdef __SANITIZE_ADDRESS__
 size_t __sanitizer_get_current_allocated_bytes(void); /* libasan's allocator interface */
 /* ASan's quarantine keeps freed memory resident: count live heap bytes instead of RSS. */

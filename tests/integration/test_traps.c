@@ -390,6 +390,30 @@ Test(traps, root_only_files_under_etc_are_hidden_however_deep)
         cr_assert_null(strstr(res.out, "key"), "the locked directory lists nothing: %s", res.out);
 }
 
+/* The walk of /etc is done once per process; what it found may be gone by a later run (apt
+ * removed it): the run must go on, not fail on a missing mountpoint. */
+Test(traps, a_root_only_path_removed_after_the_walk_is_not_an_error)
+{
+        char dir[64], cmd[512];
+
+        snprintf(dir, sizeof(dir), "%s/heal-test-gone-%d", geteuid() == 0 ? "/etc" : "/tmp",
+                 (int)getpid());
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -p %1$s/locked && chmod 700 %1$s/locked && echo s > %1$s/key && "
+                 "chmod 600 %1$s/key",
+                 dir);
+        cr_assert_eq(system(cmd), 0);
+        test_sh("/tmp", "echo first", &res); /* walks /etc and remembers both */
+        cr_assert(strstr(res.out, "first"), "%s %s", res.out, res.err);
+        heal_sandbox_result_release(&res);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        cr_assert_eq(system(cmd), 0);
+        test_sh("/tmp", "echo second", &res);
+        cr_assert_eq(res.status, HEAL_STATUS_OK, "%s: %s",
+                     heal_sandbox_status_to_string(res.status), res.message);
+        cr_assert(strstr(res.out, "second"), "%s %s", res.out, res.err);
+}
+
 Test(traps, no_seccomp_keeps_the_setuid_refusal_for_root)
 {
         const char *argv[] = {
