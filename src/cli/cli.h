@@ -74,6 +74,7 @@ struct llm_opts {
         const char *model;
         const char *url;
         const char *record;
+        const char *timeout; /* --llm-timeout TIME, or NULL */
 };
 #define LLM_OPTS_HELP                                                                       \
  "  --model PROVIDER:MODEL   e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5,\n"      \
@@ -85,8 +86,11 @@ struct llm_opts {
  "                           HEAL_CASSETTE=FILE\n"
 /* argv[*i] is one of the flags: store it (and skip its value); 1. Not one: 0. Usage error: -1. */
 int llm_opts_parse(struct llm_opts *o, int argc, char **argv, int *i);
-/* heal_llm_select() with the flags, and the cassette to record into. */
-int llm_opts_select(const struct llm_opts *o, heal_llm_selection *sel, heal_error *err);
+/* heal_llm_select() with the flags (.heal/config looked up from the working directory
+ * upwards), the cassette to record into, and the timeout: --llm-timeout, else @timeout_ms
+ * (0: the library's default). */
+int llm_opts_select(const struct llm_opts *o, heal_llm_selection *sel, uint64_t timeout_ms,
+                    heal_error *err);
 
 /* json.c */
 json_t *json_string_bytes(const char *data, size_t len);

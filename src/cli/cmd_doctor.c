@@ -154,7 +154,7 @@ static void check_tool(struct doctor *d, const char *name, const char *const *ar
 
 /* Send the chosen model a one-line question; say whether and how fast it answered, and what
  * that cost. */
-static void ask_model(struct doctor *d, const heal_llm_selection *sel)
+static void ask_model(struct doctor *d, heal_llm_selection *sel)
 {
         heal_llm_message msg = { .role = HEAL_LLM_USER, .content = "Reply with the word OK." };
         heal_llm_request req = HEAL_LLM_REQUEST_INIT;
@@ -171,6 +171,11 @@ static void ask_model(struct doctor *d, const heal_llm_selection *sel)
         req.n_messages = 1;
         req.max_tokens = 16;
         req.temperature = 0;
+        sel->config.max_retries = 1; /* a check, not a job: one retry, then say so */
+        if (isatty(STDERR_FILENO))
+                fprintf(stderr, "heal doctor: asking %s:%s a one-line question (up to %llu s)...\n",
+                        sel->provider, sel->model,
+                        (unsigned long long)(sel->config.timeout_ms * 2 / 1000));
         r = heal_llm_client_new(&client, &sel->config, &err);
         if (r == 0)
                 r = heal_llm_complete(client, &req, &resp, &err);
@@ -197,7 +202,7 @@ static void check_llm(struct doctor *d, const struct llm_opts *o, bool ask)
         heal_error err = HEAL_ERROR_INIT;
         struct check *c;
 
-        if (llm_opts_select(o, &sel, &err) < 0) {
+        if (llm_opts_select(o, &sel, 60000, &err) < 0) {
                 c = add(d, "llm", ask || o->model ? "fail" : "warn");
                 snprintf(c->detail, sizeof(c->detail), "%s", err.msg);
                 return;
@@ -271,7 +276,10 @@ int cmd_doctor(int argc, char **argv)
                                "error.\n");
                         return 0;
                 } else {
-                        log_error("doctor: unknown option '%s'", argv[i]);
+                        fprintf(stderr,
+                                "heal doctor: unknown option '%s'; see 'heal doctor "
+                                "--help'\n",
+                                argv[i]);
                         return EXIT_USAGE;
                 }
         }
@@ -282,5 +290,8 @@ int cmd_doctor(int argc, char **argv)
         check_tool(&d, "cc", cc, "gcc");
         check_tool(&d, "python3", py, "python3");
         check_llm(&d, &o, ask);
+        if (o.record && !ask)
+                fprintf(stderr, "heal doctor: --record has no effect without --ask-model (no "
+                                "question is sent)\n");
         return print(&d);
 }

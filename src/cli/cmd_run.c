@@ -120,10 +120,15 @@ static void stream_output(int stream, const char *data, size_t len, void *userda
         write_all(stream == 1 ? STDOUT_FILENO : STDERR_FILENO, data, len);
 }
 
-static void report_human(const heal_sandbox_result *res)
+static void report_human(const heal_sandbox_result *res, const heal_sandbox_limits *lim)
 {
         const char *st = heal_sandbox_status_to_string(res->status);
 
+        /* A command that failed by itself may have failed because a fork was refused. */
+        if (res->status == HEAL_STATUS_EXIT_NONZERO && (res->limits_hit & HEAL_LIMIT_PIDS))
+                log_error("note: the process limit (--pids %llu) was reached; forks failed "
+                          "inside the sandbox",
+                          (unsigned long long)lim->pids_max);
         if (res->status == HEAL_STATUS_OK || res->status == HEAL_STATUS_EXIT_NONZERO)
                 return;
         if (res->status == HEAL_STATUS_SETUP_ERROR)
@@ -226,7 +231,7 @@ int cmd_run(int argc, char **argv)
         if (o->json)
                 json_print(result_to_json(&res));
         else
-                report_human(&res);
+                report_human(&res, &o->limits);
         code = exit_code(&res);
 out:
         heal_sandbox_result_release(&res);

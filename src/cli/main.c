@@ -24,7 +24,8 @@ static const char usage[] =
         "                                  answers); see 'heal doctor --help'\n"
         "  --version                       print heal's version\n"
         "\n"
-        "  heal -- CMD                     the repair job: not in this build yet (issue 5)\n"
+        "  heal -- CMD                     the repair job: not in this build yet; 'heal analyze\n"
+        "                                  -- CMD' explains a failure meanwhile\n"
         "\n"
         "docs: README.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md, docs/error-codes.md,\n"
         "      docs/llm.md\n";
@@ -64,7 +65,15 @@ int main(int argc, char **argv)
                 return cmd_analyze(argc - 1, argv + 1);
         if (strcmp(cmd, "--") == 0) {
                 log_error("the repair job ('heal -- CMD') is not part of this build yet; "
-                          "'heal run -- CMD' runs CMD in the sandbox");
+                          "'heal analyze -- CMD' explains the failure, 'heal run -- CMD' runs "
+                          "CMD in the sandbox");
+                return EXIT_USAGE;
+        }
+        if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "gen") == 0 || strcmp(cmd, "ask") == 0 ||
+            strcmp(cmd, "mcp") == 0) {
+                log_error("'heal %s' is not part of this build yet (README.md, \"What works "
+                          "today\"); 'heal run -- CMD' runs a command in the sandbox",
+                          cmd);
                 return EXIT_USAGE;
         }
         log_error("unknown command '%s'; see 'heal --help'", cmd);

@@ -26,6 +26,7 @@ void cassette_release(struct cassette *c)
                 json_decref(c->entries[i].response);
         }
         free(c->entries);
+        free(c->path);
         memset(c, 0, sizeof(*c));
 }
 
@@ -103,6 +104,8 @@ int cassette_load(struct cassette *c, const char *path, heal_error *err)
         }
         free(line);
         fclose(f);
+        if (r == 0 && !(c->path = strdup(path)))
+                r = heal_error_set(err, -ENOMEM, "out of memory");
         if (r < 0)
                 cassette_release(c);
         return r;
@@ -147,7 +150,8 @@ int cassette_lookup(const struct cassette *c, const heal_llm_request *req, json_
                 }
         near = nearest(c, canonical, &at);
         if (!near)
-                return heal_error_set(err, -ENOENT, "the cassette holds no request at all");
+                return heal_error_set(err, -ENOENT, "the cassette '%s' holds no request at all",
+                                      c->path ? c->path : "?");
         return heal_error_set(err, -ENOENT,
                               "no recorded answer for this request (key %s); the nearest "
                               "recorded request differs at byte %zu: recorded '%.40s' vs asked "

@@ -119,6 +119,7 @@ struct cassette_entry {
 struct cassette {
         struct cassette_entry *entries;
         size_t n;
+        char *path; /* for messages */
 };
 int cassette_key(char **ret_canonical, char ret_key[33], const heal_llm_request *req,
                  heal_error *err);

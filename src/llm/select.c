@@ -58,7 +58,7 @@ static int on_ini(void *user, const char *section, const char *name, const char 
         struct ini_llm *c = user;
 
         if (strcmp(section, "llm") != 0)
-                return 1;
+                return 1; /* other sections belong to other parts of heal */
         if (strcmp(name, "model") == 0)
                 snprintf(c->model, sizeof(c->model), "%s", value);
         else if (strcmp(name, "url") == 0)
@@ -67,6 +67,8 @@ static int on_ini(void *user, const char *section, const char *name, const char 
                 snprintf(c->cassette, sizeof(c->cassette), "%s", value);
         else if (strcmp(name, "command") == 0)
                 snprintf(c->command, sizeof(c->command), "%s", value);
+        else
+                return 0; /* a misspelt key would be silently ignored otherwise */
         return 1;
 }
 
@@ -188,7 +190,9 @@ int heal_llm_select(heal_llm_selection *ret, const char *model_flag, const char 
                 return heal_error_set(err, -EINVAL, "invalid argument");
         memset(&ini, 0, sizeof(ini));
         if (config_path && (r = ini_parse(config_path, on_ini, &ini)) > 0)
-                return heal_error_set(err, -EBADMSG, "'%s' line %d: not INI (key = value)",
+                return heal_error_set(err, -EBADMSG,
+                                      "'%s' line %d: not 'key = value', or a key [llm] does not "
+                                      "have (it has model, url, cassette, command)",
                                       config_path, r);
         named = named_model(model_flag, envp, &ini, &source);
         if (named) {
@@ -209,11 +213,18 @@ int heal_llm_select(heal_llm_selection *ret, const char *model_flag, const char 
         } else if ((p = implied(envp, &source))) {
                 snprintf(s.model, sizeof(s.model), "%s", p->default_model);
         } else {
-                return heal_error_set(err, -ENOENT,
-                                      "no model is configured: set HEAL_MODEL=openai:gpt-4.1-mini "
-                                      "and OPENAI_API_KEY, or pass --model PROVIDER:MODEL, or put "
-                                      "[llm] model=... in .heal/config; for a local server: "
-                                      "--model ollama:qwen2.5-coder:7b");
+                return heal_error_set(
+                        err, -ENOENT,
+                        "no model is configured: set HEAL_MODEL=openai:gpt-4.1-mini "
+                        "and OPENAI_API_KEY, or pass --model PROVIDER:MODEL, or put "
+                        "[llm] model=... in .heal/config; for a local server: "
+                        "--model ollama:qwen2.5-coder:7b%s",
+                        url_flag && *url_flag ? " (--llm-url says where, not which model: add "
+                                                "--model openai:NAME for an OpenAI-compatible "
+                                                "server)"
+                        : env_get(envp, "HEAL_LLM_COMMAND") ? " (HEAL_LLM_COMMAND is set: add "
+                                                              "HEAL_MODEL=exec:NAME to use it)"
+                                                            : "");
         }
         snprintf(s.source, sizeof(s.source), "%s", source);
         r = fill(&s, p, url_flag, envp, &ini, err);

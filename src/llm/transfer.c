@@ -98,7 +98,7 @@ static void job_start(heal_llm_client *c, struct llm_job *j)
 }
 
 /* A non-2xx answer: the error quotes the provider's own message. */
-static int http_error(const struct http_reply *rep, const char *url, heal_error *err)
+static int http_error(const struct http_reply *rep, const char *url, bool keyed, heal_error *err)
 {
         char msg[300];
         int code = rep->status == 401 || rep->status == 403   ? -EACCES
@@ -108,7 +108,9 @@ static int http_error(const struct http_reply *rep, const char *url, heal_error 
 
         llm_error_message(msg, sizeof(msg), rep->body.data ? rep->body.data : "", rep->body.len);
         return heal_error_set(err, code, "'%s' answered HTTP %ld: %s%s", url, rep->status, msg,
-                              code == -EACCES ? " (check the API key)" : "");
+                              code != -EACCES ? ""
+                              : keyed         ? " (check the API key)"
+                                              : " (no API key was sent: set the provider's key)");
 }
 
 static int accept_reply(heal_llm_client *c, struct llm_job *j)
@@ -150,7 +152,7 @@ static void job_finished(heal_llm_client *c, struct llm_job *j, CURLcode code)
         if (r == 0 && j->rep.status >= 200 && j->rep.status < 300)
                 r = accept_reply(c, j);
         else if (r == 0)
-                r = http_error(&j->rep, c->url, &j->err);
+                r = http_error(&j->rep, c->url, c->api_key && *c->api_key, &j->err);
         else if (j->rep.status >= 200 && j->rep.status < 300)
                 j->rep.status = 0; /* the transfer broke after the status line */
         llm_stream_free(j->stream);

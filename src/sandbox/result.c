@@ -12,6 +12,24 @@
 #include "core/util.h"
 #include "run-internal.h"
 
+/* "64 MiB (67108864 bytes)": a size as given and exactly. */
+static const char *human_size(char *buf, size_t len, uint64_t bytes)
+{
+        static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+        size_t u = 0;
+        double v = (double)bytes / 1024;
+
+        if (bytes < 1024) {
+                snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+                return buf;
+        }
+        while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0]))
+                v /= 1024, u++;
+        snprintf(buf, len, "%.*f %s (%llu bytes)", v == (double)(uint64_t)v ? 0 : 1, v, units[u],
+                 (unsigned long long)bytes);
+        return buf;
+}
+
 static void fill_usage(struct run *run)
 {
         heal_sandbox_result *res = run->res;
@@ -73,7 +91,7 @@ static void describe(struct run *run)
 {
         heal_sandbox_result *res = run->res;
         const heal_sandbox_limits *l = &run->sb->limits;
-        char *m = res->message;
+        char *m = res->message, size[48];
         size_t n = sizeof(res->message);
 
         switch (res->status) {
@@ -82,14 +100,12 @@ static void describe(struct run *run)
                          (unsigned long long)l->wall_ms, (unsigned long long)res->wall_ms);
                 break;
         case HEAL_STATUS_OUTPUT_LIMIT:
-                snprintf(m, n, "output limit of %llu bytes (stdout + stderr) reached",
-                         (unsigned long long)l->out_max_bytes);
+                snprintf(m, n, "output limit of %s (stdout + stderr) reached",
+                         human_size(size, sizeof(size), l->out_max_bytes));
                 break;
         case HEAL_STATUS_MEMORY_LIMIT:
-                snprintf(m, n,
-                         "memory limit of %llu bytes reached (killed by the cgroup's OOM "
-                         "killer)",
-                         (unsigned long long)l->mem_max_bytes);
+                snprintf(m, n, "memory limit of %s reached (killed by the cgroup's OOM killer)",
+                         human_size(size, sizeof(size), l->mem_max_bytes));
                 break;
         case HEAL_STATUS_CPU_LIMIT:
                 snprintf(m, n, "cpu time limit of %llu ms reached", (unsigned long long)l->cpu_ms);

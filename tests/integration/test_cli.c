@@ -243,7 +243,7 @@ Test(cli, doctor_asks_the_model_records_and_replays)
         doc = json_loads(out, 0, NULL);
         detail = check_detail(doc, "llm", &status);
         cr_assert_str_eq(status, "fail");
-        cr_assert(strstr(detail, "--record needs a live provider"), "%s", detail);
+        cr_assert(strstr(detail, "--record writes down a live provider's answers"), "%s", detail);
         json_decref(doc);
         unlink(cassette);
 }
