@@ -15,7 +15,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static const char *const commands[] = { "go test ./...", "go vet ./...", "go run .",
-                                                "make", "python3 x.py", NULL };
+                                                "make",          "python3 x.py", NULL };
         static const int codes[] = { 0, 1, 2, 134, 139 };
         heal_analyze_opts o = { 0 };
         heal_error err = HEAL_ERROR_INIT;

@@ -133,8 +133,8 @@ typedef struct heal_analyze_opts {
  * Return: 0 (every output gives at least one diagnostic, "unknown" at worst); -ENOMEM; -EINVAL
  *         for a NULL @ret or @output with a nonzero @len.
  */
-int heal_analyze(heal_analysis *ret, const char *output, size_t len,
-                 const heal_analyze_opts *opts, heal_error *err);
+int heal_analyze(heal_analysis *ret, const char *output, size_t len, const heal_analyze_opts *opts,
+                 heal_error *err);
 
 /**
  * heal_analyze_result() - heal_analyze() on a sandbox run's output (stdout, then stderr), with a

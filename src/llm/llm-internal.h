@@ -50,9 +50,9 @@ struct http_reply {
         int64_t reset_ms;       /* the latest rate-limit reset header, from now; -1: none */
         CURL *curl;
         const struct http_sink *sink;
-        uint64_t received; /* body bytes, streamed or not */
-        int sink_error;    /* what the sink returned when it stopped the transfer */
-        bool streamed;     /* the body went to the sink */
+        uint64_t received;   /* body bytes, streamed or not */
+        int sink_error;      /* what the sink returned when it stopped the transfer */
+        bool streamed;       /* the body went to the sink */
         uint64_t timeout_ms; /* the whole request's limit, for the message */
 };
 

@@ -7,11 +7,11 @@
 
 #include "heal/analyze.h"
 
-#define DIAGS_MAX   256
-#define FRAMES_MAX  64
-#define NOTES_MAX   16
+#define DIAGS_MAX       256
+#define FRAMES_MAX      64
+#define NOTES_MAX       16
 #define LINE_MAX_PARSED 4096 /* longer lines are parsed by their first 4 KiB */
-#define TAIL_BYTES  4096
+#define TAIL_BYTES      4096
 
 /* The output as lines: each is NUL-terminated, at most LINE_MAX_PARSED bytes, without its
  * newline; NUL bytes inside a line end it. */
@@ -73,8 +73,8 @@ bool source_function(const heal_analyze_opts *o, const char *file, unsigned line
                      size_t fn_len, char *text, size_t text_len);
 
 /* fingerprint.c */
-int fingerprint_exact(heal_analysis *a, const char *text, size_t len,
-                      const heal_analyze_opts *o, heal_error *err);
+int fingerprint_exact(heal_analysis *a, const char *text, size_t len, const heal_analyze_opts *o,
+                      heal_error *err);
 int fingerprint_cause(heal_analysis *a, const heal_analyze_opts *o, heal_error *err);
 /* The message with literals, numbers and identifiers abstracted; @code: the source line or NULL. */
 void message_template(char *out, size_t len, const char *msg, const char *code);
