@@ -21,6 +21,7 @@ test: deps
 bench: build
 	build/bench/bench-start --runs 200
 	build/bench/bench-gobuild --runs 20
+	build/bench/bench-analyze --runs 20
 
 fuzz: deps
 	bash fuzz/run-smoke.sh build-fuzz
