@@ -2,13 +2,14 @@
 /*
  * Failure analysis on arbitrary output (every parser, both fingerprints): no crash, no leak,
  * only the documented errors; every diagnostic has a message and its strings are readable;
- * analysing the same bytes twice gives the same fingerprints. The first byte picks the exit
- * status and the command line (go test, go vet, go run, make, python3).
+ * analysing the same bytes twice gives the same fingerprints and the same prompt. The first byte
+ * picks the exit status and the command line (go test, go vet, go run, make, python3).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "heal/analyze.h"
+#include "heal/prompt.h"
 
 #include "fuzz.h"
 
@@ -44,6 +45,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         r = heal_analyze(&b, (const char *)data, size, &o, &err);
         FUZZ_ASSERT(r == 0);
         FUZZ_ASSERT(strcmp(a.exact, b.exact) == 0 && strcmp(a.cause, b.cause) == 0);
+        {
+                heal_prompt_opts po = { .command = o.command,
+                                        .exit_code = o.exit_code,
+                                        .tree = "/src" };
+                heal_prompt p1, p2;
+
+                FUZZ_ASSERT(heal_prompt_build(&p1, &a, NULL, &po, &err) == 0);
+                FUZZ_ASSERT(heal_prompt_build(&p2, &b, NULL, &po, &err) == 0);
+                FUZZ_ASSERT(strcmp(p1.user, p2.user) == 0 && p1.tokens == p2.tokens);
+                heal_prompt_release(&p1);
+                heal_prompt_release(&p2);
+        }
         heal_analysis_release(&a);
         heal_analysis_release(&b);
         return 0;

@@ -11,6 +11,7 @@
 
 #include "heal/analyze.h"
 #include "heal/buf.h"
+#include "heal/prompt.h"
 
 #include "cli/cli.h"
 #include "core/parse.h"
@@ -35,6 +36,9 @@ static const char analyze_usage[] =
         "  --alias PATH        a path that also meant the tree where the output was made\n"
         "                      (another checkout, a CI runner); may be repeated\n"
         "  --normalized        print the output as the exact fingerprint sees it, and stop\n"
+        "  --prompt            also print the source windows and the exact prompt heal would\n"
+        "                      send a model (nothing is sent)\n"
+        "  --budget TOKENS     tokens of source the prompt may carry (estimate; default 6000)\n"
         "\n"
         "sandbox options: all of 'heal run' (see 'heal run --help'), e.g. --timeout 30s,\n"
         "--memory 1G, --share-net. A command stopped by --timeout is analyzed from the stacks\n"
@@ -52,6 +56,8 @@ static const char analyze_usage[] =
 
 struct analyze_opts {
         bool normalized;
+        bool prompt;
+        uint64_t budget;
         const char *log;
         const char *command;
         const char *tree;
@@ -74,13 +80,13 @@ static int extra_option(struct run_opts *o, int argc, char **argv, int *i)
 {
         struct analyze_opts *a = o->extra_data;
         const char *name = argv[*i];
-        static const char *const valued[] = { "--log", "--exit-code", "--command", "--tree",
-                                              "--alias" };
+        static const char *const valued[] = { "--log",  "--exit-code", "--command",
+                                              "--tree", "--alias",     "--budget" };
         const char *v = NULL;
         uint64_t n;
 
-        if (strcmp(name, "--normalized") == 0) {
-                a->normalized = true;
+        if (strcmp(name, "--normalized") == 0 || strcmp(name, "--prompt") == 0) {
+                *(name[2] == 'n' ? &a->normalized : &a->prompt) = true;
                 return 1;
         }
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]) && !v; k++)
@@ -107,6 +113,14 @@ static int extra_option(struct run_opts *o, int argc, char **argv, int *i)
                         return -EINVAL;
                 }
                 a->aliases[a->n_aliases++] = v;
+        } else if (strcmp(name, "--budget") == 0) {
+                if (parse_uint(v, &a->budget) < 0 || a->budget < 100) {
+                        fprintf(stderr,
+                                "heal analyze: --budget '%s': expected a number of "
+                                "tokens, at least 100\n",
+                                v);
+                        return -EINVAL;
+                }
         } else if (parse_uint(v, &n) < 0 || n > 255) {
                 fprintf(stderr, "heal analyze: --exit-code '%s': expected 0 to 255\n", v);
                 return -EINVAL;
@@ -179,20 +193,56 @@ static json_t *diag_json(const heal_diag *d)
                          "notes", strings_json(d->notes, d->n_notes));
 }
 
-static void report_json(const heal_analysis *a, const char *command, int exit_code,
-                        const heal_sandbox_result *res)
+static json_t *context_json(const heal_context *ctx)
 {
-        json_t *diags = json_array();
+        json_t *v = json_array();
+
+        for (size_t i = 0; ctx && i < ctx->n_windows; i++) {
+                const heal_window *w = &ctx->windows[i];
+
+                json_array_append_new(v, json_pack("{s:o,s:i,s:i,s:o,s:i}", "file",
+                                                   str_or_null(w->file), "first", (int)w->first,
+                                                   "last", (int)w->last, "why", str_or_null(w->why),
+                                                   "priority", (int)w->priority));
+        }
+        return v;
+}
+
+static void report_json(const heal_analysis *a, const char *command, int exit_code,
+                        const heal_sandbox_result *res, const heal_context *ctx,
+                        const heal_prompt *prompt)
+{
+        json_t *diags = json_array(), *doc;
 
         for (size_t i = 0; i < a->n_diags; i++)
                 json_array_append_new(diags, diag_json(&a->diags[i]));
-        json_print(json_pack(
-                "{s:o,s:i,s:s,s:o,s:{s:s,s:s},s:{s:o,s:o},s:o}", "command", str_or_null(command),
-                "exit_code", exit_code, "status",
-                res ? heal_sandbox_status_to_string(res->status) : "recorded", "diagnostics", diags,
-                "fingerprints", "exact", a->exact, "cause", a->cause, "tests", "passed",
-                strings_json(a->tests_passed, a->n_tests_passed), "failed",
-                strings_json(a->tests_failed, a->n_tests_failed), "tail", str_or_null(a->tail)));
+        doc = json_pack("{s:o,s:i,s:s,s:o,s:{s:s,s:s},s:{s:o,s:o},s:o}", "command",
+                        str_or_null(command), "exit_code", exit_code, "status",
+                        res ? heal_sandbox_status_to_string(res->status) : "recorded",
+                        "diagnostics", diags, "fingerprints", "exact", a->exact, "cause", a->cause,
+                        "tests", "passed", strings_json(a->tests_passed, a->n_tests_passed),
+                        "failed", strings_json(a->tests_failed, a->n_tests_failed), "tail",
+                        str_or_null(a->tail));
+        if (doc && prompt && prompt->system) {
+                json_object_set_new(doc, "context", context_json(ctx));
+                json_object_set_new(
+                        doc, "prompt",
+                        json_pack("{s:o,s:o,s:I}", "system", str_or_null(prompt->system), "user",
+                                  str_or_null(prompt->user), "tokens", (json_int_t)prompt->tokens));
+        }
+        json_print(doc);
+}
+
+/* --prompt: the windows and the exact prompt, after the diagnostics. */
+static void print_prompt(const heal_context *ctx, const heal_prompt *p)
+{
+        printf("\nsource windows (%zu, %zu tokens, %zu left out for the budget):\n", ctx->n_windows,
+               ctx->tokens, ctx->dropped);
+        for (size_t i = 0; i < ctx->n_windows; i++)
+                printf("  %s:%u-%u  %s\n", ctx->windows[i].file, ctx->windows[i].first,
+                       ctx->windows[i].last, ctx->windows[i].why);
+        printf("\nprompt (%zu tokens, estimated):\n--- system ---\n%s--- user ---\n%s", p->tokens,
+               p->system, p->user);
 }
 
 static void report_human(const heal_analysis *a, const char *command, int exit_code)
@@ -307,12 +357,33 @@ static int analyze(struct run_opts *o, struct analyze_opts *a, heal_analysis *an
         return -1;
 }
 
+/* The windows and the prompt; -1 when built, else the exit code of the failure. */
+static int build_prompt(struct analyze_opts *a, const heal_analysis *an, const char *command,
+                        int exit_code, heal_context *ctx, heal_prompt *prompt)
+{
+        heal_context_opts co = { .tree = a->tree_abs, .token_budget = (size_t)a->budget };
+        heal_prompt_opts po = { .command = command ? command : "(unknown command)",
+                                .exit_code = exit_code,
+                                .tree = a->tree_abs,
+                                .aliases = a->aliases };
+        heal_error err = HEAL_ERROR_INIT;
+
+        if (heal_context_build(ctx, an, &co, &err) < 0 ||
+            heal_prompt_build(prompt, an, ctx, &po, &err) < 0) {
+                log_error("analyze: %s", err.msg);
+                return EXIT_SETUP;
+        }
+        return -1;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
         struct run_opts *o = calloc(1, sizeof(*o));
         struct analyze_opts a = { .exit_code = 1 };
         heal_sandbox_result res = { 0 };
         heal_analysis an = { 0 };
+        heal_context ctx = { 0 };
+        heal_prompt prompt = { 0 };
         int code, exit_code = 0;
 
         if (!o || !(o->env_ops = calloc((size_t)argc * 2, sizeof(char *)))) {
@@ -338,9 +409,14 @@ int cmd_analyze(int argc, char **argv)
         code = analyze(o, &a, &an, &res, &exit_code);
         if (code >= 0)
                 goto out;
+        if (exit_code != 0 && a.prompt &&
+            (code = build_prompt(&a, &an, a.log ? a.command : a.cmdline, exit_code, &ctx,
+                                 &prompt)) >= 0)
+                goto out;
         if (exit_code == 0) {
                 if (o->json)
-                        report_json(&an, a.log ? a.command : a.cmdline, 0, a.log ? NULL : &res);
+                        report_json(&an, a.log ? a.command : a.cmdline, 0, a.log ? NULL : &res,
+                                    NULL, NULL);
                 else
                         printf("'%s' passed: nothing to analyze\n",
                                a.log ? (a.command ? a.command : a.log) : a.cmdline);
@@ -348,12 +424,16 @@ int cmd_analyze(int argc, char **argv)
         } else {
                 if (o->json)
                         report_json(&an, a.log ? a.command : a.cmdline, exit_code,
-                                    a.log ? NULL : &res);
+                                    a.log ? NULL : &res, &ctx, &prompt);
                 else
                         report_human(&an, a.log ? a.command : a.cmdline, exit_code);
+                if (!o->json && a.prompt)
+                        print_prompt(&ctx, &prompt);
                 code = 1;
         }
 out:
+        heal_prompt_release(&prompt);
+        heal_context_release(&ctx);
         heal_analysis_release(&an);
         heal_sandbox_result_release(&res);
         free(o->env_ops);

@@ -72,6 +72,10 @@ void parse_python(struct actx *x);
 bool source_function(const heal_analyze_opts *o, const char *file, unsigned line, char *fn,
                      size_t fn_len, char *text, size_t text_len);
 
+/* The name defined on @s (a line of @file: Go, C or Python by its extension) if @s starts a
+ * function definition, else "". */
+void source_definition(const char *s, const char *file, char *fn, size_t len);
+
 /* fingerprint.c */
 int fingerprint_exact(heal_analysis *a, const char *text, size_t len, const heal_analyze_opts *o,
                       heal_error *err);

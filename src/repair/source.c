@@ -25,8 +25,7 @@ static bool ends_with(const char *s, const char *suffix)
         return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* The name defined on @s, if @s starts a function definition; "" otherwise. */
-static void definition(const char *s, const char *file, char *fn, size_t len)
+void source_definition(const char *s, const char *file, char *fn, size_t len)
 {
         const char *p, *open;
 
@@ -76,7 +75,7 @@ bool source_function(const heal_analyze_opts *o, const char *file, unsigned line
                 return false;
         while (n < line && fgets(buf, sizeof(buf), f)) {
                 n++;
-                definition(buf, file, name, sizeof(name));
+                source_definition(buf, file, name, sizeof(name));
                 if (name[0])
                         snprintf(fn, fn_len, "%s", name);
                 else if (buf[0] == '}' && n < line && !ends_with(file, ".py"))

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "heal/analyze.h"
+#include "heal/prompt.h"
 
 #include "harness.h"
 
@@ -323,4 +324,83 @@ Test(analyze, timeout_trace_names_the_spinning_function, .timeout = 120)
         heal_sandbox_free(sb);
         test_rmtree(dir);
         free(dir);
+}
+
+/* The context and the prompt for a recorded failure, analysed in its case directory. */
+static void prompt_for(const char *name, size_t budget, heal_analysis *a, heal_context *ctx,
+                       heal_prompt *p)
+{
+        char dir[1024], alias[256], *cmd = case_file(name, "cmd", NULL);
+        const char *aliases[] = { alias, NULL };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_context_opts co = { .token_budget = budget };
+        heal_prompt_opts po = { .exit_code = 1, .aliases = aliases };
+
+        snprintf(dir, sizeof(dir), "%s/broken/%s", test_data_dir(), name);
+        snprintf(alias, sizeof(alias), "/home/dev/src/%s", name);
+        cmd[strcspn(cmd, "\n")] = '\0';
+        analyze_recorded(a, name, NULL);
+        co.tree = dir;
+        po.tree = dir;
+        po.command = cmd;
+        cr_assert_eq(heal_context_build(ctx, a, &co, &err), 0, "%s", err.msg);
+        cr_assert_eq(heal_prompt_build(p, a, ctx, &po, &err), 0, "%s", err.msg);
+        free(cmd);
+}
+
+Test(analyze, prompt_shows_the_place_and_the_failing_test)
+{
+        heal_analysis a, a2;
+        heal_context ctx, ctx2;
+        heal_prompt p, p2;
+
+        prompt_for("14-panic-nil-inner-map", 0, &a, &ctx, &p);
+        cr_assert_geq(ctx.n_windows, 2);
+        cr_assert_str_eq(ctx.windows[0].file, "tally.go");
+        cr_assert_eq(ctx.windows[0].priority, 0);
+        cr_assert(ctx.windows[0].first <= 21 && ctx.windows[0].last >= 21);
+        cr_assert(strstr(ctx.windows[0].text, "t.proofs[shard][validator] = true"), "%s",
+                  ctx.windows[0].text);
+        cr_assert_str_eq(ctx.windows[1].file, "tally_test.go");
+        cr_assert(strstr(ctx.windows[1].why, "test TestTally"), "%s", ctx.windows[1].why);
+        cr_assert(strstr(ctx.windows[1].text, "func TestTally("));
+        cr_assert(strstr(p.system, "<<<<<<< SEARCH") && strstr(p.system, "*_test.go") &&
+                          strstr(p.system, "recover()"),
+                  "%s", p.system);
+        cr_assert(strstr(p.user, "Command: go test ./...") &&
+                          strstr(p.user, "1. panic at tally.go:21 in example.(*Tally).Submit "
+                                         "(test TestTally): assignment to entry in nil map") &&
+                          strstr(p.user, "  21| \tt.proofs[shard][validator] = true"),
+                  "%s", p.user);
+        cr_assert_null(strstr(p.user, "/home/dev/src"), "paths relative: %s", p.user);
+        cr_assert_gt(p.tokens, 100);
+        /* same input, same bytes: the response cache and cassettes depend on it */
+        prompt_for("14-panic-nil-inner-map", 0, &a2, &ctx2, &p2);
+        cr_assert_str_eq(p.system, p2.system);
+        cr_assert_str_eq(p.user, p2.user);
+        heal_prompt_release(&p), heal_prompt_release(&p2);
+        heal_context_release(&ctx), heal_context_release(&ctx2);
+        heal_analysis_release(&a), heal_analysis_release(&a2);
+}
+
+Test(analyze, windows_merge_and_fit_the_budget)
+{
+        heal_analysis a;
+        heal_context ctx;
+        heal_prompt p;
+
+        /* seven errors in one function: one window, every reason kept once */
+        prompt_for("01-compile-if-scope-err", 0, &a, &ctx, &p);
+        cr_assert_eq(ctx.n_windows, 1, "%zu windows", ctx.n_windows);
+        cr_assert_str_eq(ctx.windows[0].file, "main.go");
+        cr_assert(ctx.windows[0].first <= 25 && ctx.windows[0].last >= 32);
+        cr_assert(strstr(ctx.windows[0].why, "compile_error at line 25"), "%s", ctx.windows[0].why);
+        heal_prompt_release(&p), heal_context_release(&ctx), heal_analysis_release(&a);
+        /* a budget too small for the test's body: the place stays, the rest is left out */
+        prompt_for("14-panic-nil-inner-map", 100, &a, &ctx, &p);
+        cr_assert_eq(ctx.n_windows, 1);
+        cr_assert_str_eq(ctx.windows[0].file, "tally.go");
+        cr_assert_geq(ctx.dropped, 1);
+        cr_assert_leq(ctx.tokens, 100);
+        heal_prompt_release(&p), heal_context_release(&ctx), heal_analysis_release(&a);
 }
