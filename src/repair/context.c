@@ -58,38 +58,34 @@ static void src_release(struct srcfile *f)
 
 static bool src_load(struct srcfile *f, const char *tree, const char *rel)
 {
-        char path[PATH_MAX];
-        struct stat st;
-        FILE *fp;
-        size_t k = 0;
+        FILE *fp = tree_open(tree, rel, SOURCE_MAX);
+        heal_buf b = HEAL_BUF_INIT(SOURCE_MAX);
+        char chunk[65536];
+        size_t n, len, k = 0;
 
         memset(f, 0, sizeof(*f));
-        if (!rel || rel[0] == '/' || strstr(rel, "../") ||
-            str_printf(path, sizeof(path), "%s/%s", tree, rel) < 0 || stat(path, &st) < 0 ||
-            !S_ISREG(st.st_mode) || (size_t)st.st_size > SOURCE_MAX || !(fp = fopen(path, "re")))
+        if (!fp)
                 return false;
-        f->data = malloc((size_t)st.st_size + 1);
-        if (f->data && fread(f->data, 1, (size_t)st.st_size, fp) != (size_t)st.st_size) {
-                free(f->data);
-                f->data = NULL;
-        }
+        while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+                heal_buf_append(&b, chunk, n);
         fclose(fp);
+        f->data = heal_buf_detach(&b, &len);
+        heal_buf_release(&b);
         if (!f->data)
                 return false;
-        f->data[st.st_size] = '\0';
-        for (size_t i = 0; i < (size_t)st.st_size; i++)
+        for (size_t i = 0; i < len; i++)
                 f->n += f->data[i] == '\n';
-        f->n += st.st_size > 0 && f->data[st.st_size - 1] != '\n';
+        f->n += len > 0 && f->data[len - 1] != '\n';
         f->off = malloc((f->n + 1) * sizeof(*f->off));
         if (!f->off) {
                 src_release(f);
                 return false;
         }
         f->off[0] = 0;
-        for (size_t i = 0; i < (size_t)st.st_size && k < f->n; i++)
+        for (size_t i = 0; i < len && k < f->n; i++)
                 if (f->data[i] == '\n')
                         f->off[++k] = i + 1;
-        f->off[f->n] = (size_t)st.st_size;
+        f->off[f->n] = len;
         return true;
 }
 

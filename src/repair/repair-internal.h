@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "heal/analyze.h"
 
@@ -71,6 +72,10 @@ void parse_python(struct actx *x);
 /* source.c: the enclosing function of FILE:LINE read from the tree, and the line's text */
 bool source_function(const heal_analyze_opts *o, const char *file, unsigned line, char *fn,
                      size_t fn_len, char *text, size_t text_len);
+
+/* @rel opened for reading beneath @tree (no "..", no symlink out of it), if a regular file of
+ * at most @max_bytes; NULL otherwise. */
+FILE *tree_open(const char *tree, const char *rel, size_t max_bytes);
 
 /* The name defined on @s (a line of @file: Go, C or Python by its extension) if @s starts a
  * function definition, else "". */

@@ -4,14 +4,19 @@
  * identifiers the cause fingerprint abstracts) and the function around it, found by the nearest
  * definition above the line: "func Name(" or "func (r *T) Name(" in Go, a line that starts a C
  * function definition ("type name(" at column 0 with no ';'), "def name(" in Python. A file
- * over 4 MiB or outside the tree is not read.
+ * over 4 MiB is not read, nor one outside the tree: paths are resolved beneath it (openat2
+ * RESOLVE_BENEATH), so a symlink in the tree pointing at /etc/shadow shows nothing.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "repair/repair-internal.h"
@@ -60,18 +65,40 @@ void source_definition(const char *s, const char *file, char *fn, size_t len)
         }
 }
 
+FILE *tree_open(const char *tree, const char *rel, size_t max_bytes)
+{
+        struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+        int dir, fd;
+        struct stat st;
+        FILE *f;
+
+        if (!tree || !rel || !rel[0] || rel[0] == '/')
+                return NULL;
+        dir = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return NULL;
+        fd = (int)syscall(SYS_openat2, dir, rel, &how, sizeof(how));
+        close(dir);
+        if (fd < 0)
+                return NULL;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max_bytes ||
+            !(f = fdopen(fd, "r"))) {
+                close(fd);
+                return NULL;
+        }
+        return f;
+}
+
 bool source_function(const heal_analyze_opts *o, const char *file, unsigned line, char *fn,
                      size_t fn_len, char *text, size_t text_len)
 {
-        char path[PATH_MAX], buf[LINE_MAX_PARSED], name[256];
-        struct stat st;
+        char buf[LINE_MAX_PARSED], name[256];
         unsigned n = 0;
         FILE *f;
 
         fn[0] = text[0] = '\0';
-        if (!o || !o->tree || !file || file[0] == '/' || line == 0 ||
-            str_printf(path, sizeof(path), "%s/%s", o->tree, file) < 0 || stat(path, &st) < 0 ||
-            !S_ISREG(st.st_mode) || (size_t)st.st_size > SOURCE_MAX || !(f = fopen(path, "re")))
+        if (!o || line == 0 || !(f = tree_open(o->tree, file, SOURCE_MAX)))
                 return false;
         while (n < line && fgets(buf, sizeof(buf), f)) {
                 n++;

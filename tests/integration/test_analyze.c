@@ -404,3 +404,32 @@ Test(analyze, windows_merge_and_fit_the_budget)
         cr_assert_leq(ctx.tokens, 100);
         heal_prompt_release(&p), heal_context_release(&ctx), heal_analysis_release(&a);
 }
+
+/* A diagnostic that names a symlink out of the tree (or a path with ..) shows nothing of the
+ * host in the prompt: files are opened beneath the tree. */
+Test(analyze, windows_never_leave_the_tree)
+{
+        char *dir = test_tempdir(), path[1024];
+        static const char out[] = "./evil.go:1:1: syntax error\n./sub/../../x.go:1:1: nope\n"
+                                  "./ok.go:2:1: missing return\n";
+        heal_analyze_opts ao = { .exit_code = 2, .command = "go build" };
+        heal_context_opts co = { 0 };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_analysis a;
+        heal_context ctx;
+
+        snprintf(path, sizeof(path), "%s/evil.go", dir);
+        cr_assert_eq(symlink("/etc/passwd", path), 0);
+        test_write_file(dir, "ok.go", "package main\nfunc f() int {\n}\n");
+        ao.tree = co.tree = dir;
+        cr_assert_eq(heal_analyze(&a, out, strlen(out), &ao, &err), 0, "%s", err.msg);
+        cr_assert_eq(heal_context_build(&ctx, &a, &co, &err), 0, "%s", err.msg);
+        cr_assert_eq(ctx.n_windows, 1, "only ok.go: %zu windows", ctx.n_windows);
+        cr_assert_str_eq(ctx.windows[0].file, "ok.go");
+        for (size_t i = 0; i < ctx.n_windows; i++)
+                cr_assert_null(strstr(ctx.windows[i].text, "root:"), "host file leaked");
+        heal_context_release(&ctx);
+        heal_analysis_release(&a);
+        test_rmtree(dir);
+        free(dir);
+}
