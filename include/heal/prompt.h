@@ -37,14 +37,31 @@ typedef struct heal_window {
 } heal_window;
 
 /**
+ * struct heal_outline - A file's outline: its types (with fields, up to 30 lines each) and the
+ * signature line of each function, no bodies, each line as "NNNN| text", gaps as "    | ...".
+ * @file:   relative to the tree.
+ * @text:   the outline.
+ * @source: what made it: "ctags" (Universal Ctags).
+ */
+typedef struct heal_outline {
+        char *file;
+        char *text;
+        const char *source;
+} heal_outline;
+
+/**
  * struct heal_context - Source windows for a failure; release with heal_context_release().
  * @windows, @n_windows: ordered by priority, then file, then line.
- * @tokens:   estimate of the windows' text.
+ * @outlines, @n_outlines: outlines of the files of the first errors (at most 2, test files
+ *            excepted), when the budget has room after the windows.
+ * @tokens:   estimate of the windows' and outlines' text.
  * @dropped:  windows left out to stay within the budget.
  */
 typedef struct heal_context {
         heal_window *windows;
         size_t n_windows;
+        heal_outline *outlines;
+        size_t n_outlines;
         size_t tokens;
         size_t dropped;
 } heal_context;
@@ -68,7 +85,9 @@ typedef struct heal_context_opts {
  * the failing test's function (found in the *_test.go files next to the place, or at the
  * tree's top); overlapping or adjacent windows of a file merged; the lowest priorities
  * dropped first to fit @o->token_budget (the most needed one cut to lines around its place if
- * it alone does not fit). Files over 4 MiB, outside the tree or unreadable are skipped.
+ * it alone does not fit); then the outlines of the first errors' files (Universal Ctags, run
+ * for at most 5 s each; none when ctags is missing) if they fit. Files over 4 MiB, outside the
+ * tree (symlinks and ".." resolved beneath it) or unreadable are skipped.
  * @ret: filled on success; release with heal_context_release().
  * Return: 0 (possibly with no window); -EINVAL for a NULL argument or tree; -ENOMEM.
  */

@@ -193,6 +193,18 @@ static json_t *diag_json(const heal_diag *d)
                          "notes", strings_json(d->notes, d->n_notes));
 }
 
+static json_t *outlines_json(const heal_context *ctx)
+{
+        json_t *v = json_array();
+
+        for (size_t i = 0; ctx && i < ctx->n_outlines; i++)
+                json_array_append_new(v, json_pack("{s:o,s:s,s:o}", "file",
+                                                   str_or_null(ctx->outlines[i].file), "source",
+                                                   ctx->outlines[i].source, "text",
+                                                   str_or_null(ctx->outlines[i].text)));
+        return v;
+}
+
 static json_t *context_json(const heal_context *ctx)
 {
         json_t *v = json_array();
@@ -225,6 +237,7 @@ static void report_json(const heal_analysis *a, const char *command, int exit_co
                         str_or_null(a->tail));
         if (doc && prompt && prompt->system) {
                 json_object_set_new(doc, "context", context_json(ctx));
+                json_object_set_new(doc, "outlines", outlines_json(ctx));
                 json_object_set_new(
                         doc, "prompt",
                         json_pack("{s:o,s:o,s:I}", "system", str_or_null(prompt->system), "user",
@@ -241,6 +254,8 @@ static void print_prompt(const heal_context *ctx, const heal_prompt *p)
         for (size_t i = 0; i < ctx->n_windows; i++)
                 printf("  %s:%u-%u  %s\n", ctx->windows[i].file, ctx->windows[i].first,
                        ctx->windows[i].last, ctx->windows[i].why);
+        for (size_t i = 0; i < ctx->n_outlines; i++)
+                printf("  %s  outline (%s)\n", ctx->outlines[i].file, ctx->outlines[i].source);
         printf("\nprompt (%zu tokens, estimated):\n--- system ---\n%s--- user ---\n%s", p->tokens,
                p->system, p->user);
 }

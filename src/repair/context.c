@@ -304,10 +304,53 @@ static int materialize(heal_window *w, const struct cand *cd, const char *tree)
         return w->file && w->why && w->text ? 0 : -ENOMEM;
 }
 
+/* Outlines of the files of the first errors, while the budget has room. */
+static int add_outlines(heal_context *ctx, const heal_analysis *a, const heal_context_opts *o)
+{
+        for (size_t i = 0; i < a->n_diags && ctx->n_outlines < 2; i++) {
+                const heal_diag *d = &a->diags[i];
+                heal_outline *v;
+                char *text;
+                size_t t;
+                bool seen = false;
+
+                if (d->severity != HEAL_SEVERITY_ERROR || !d->file ||
+                    ends_with(d->file, "_test.go"))
+                        continue;
+                for (size_t k = 0; k < ctx->n_outlines; k++)
+                        seen |= strcmp(ctx->outlines[k].file, d->file) == 0;
+                if (seen || skeleton_outline(o->tree, d->file, &text) < 0)
+                        continue;
+                t = heal_token_estimate(strlen(text));
+                if (ctx->tokens + t > o->token_budget) {
+                        free(text);
+                        continue;
+                }
+                v = realloc(ctx->outlines, (ctx->n_outlines + 1) * sizeof(*v));
+                if (!v || !(v[ctx->n_outlines].file = strdup(d->file))) {
+                        free(text);
+                        if (v)
+                                ctx->outlines = v;
+                        return -ENOMEM;
+                }
+                ctx->outlines = v;
+                v[ctx->n_outlines].text = text;
+                v[ctx->n_outlines].source = "ctags";
+                ctx->n_outlines++;
+                ctx->tokens += t;
+        }
+        return 0;
+}
+
 void heal_context_release(heal_context *c)
 {
         if (!c)
                 return;
+        for (size_t i = 0; i < c->n_outlines; i++) {
+                free(c->outlines[i].file);
+                free(c->outlines[i].text);
+        }
+        free(c->outlines);
         for (size_t i = 0; i < c->n_windows; i++) {
                 free(c->windows[i].file);
                 free(c->windows[i].text);
@@ -375,6 +418,8 @@ int heal_context_build(heal_context *ret, const heal_analysis *a, const heal_con
                 ctx.n_windows++;
         }
         free(c.v);
+        if (!error)
+                error = add_outlines(&ctx, a, &o);
         if (error) {
                 heal_context_release(&ctx);
                 return heal_error_set(err, -ENOMEM, "out of memory");

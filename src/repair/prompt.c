@@ -180,6 +180,11 @@ static void user_prompt(heal_buf *b, const heal_analysis *a, const heal_context 
                 for (size_t i = 0; i < ctx->n_windows; i++)
                         window(b, &ctx->windows[i]);
         }
+        for (size_t i = 0; ctx && i < ctx->n_outlines; i++)
+                heal_buf_printf(
+                        b, "Outline of %s (types and signatures, no bodies):\n```%s\n%s```\n\n",
+                        ctx->outlines[i].file, language(ctx->outlines[i].file),
+                        ctx->outlines[i].text);
         heal_buf_puts(b, "\nFix the failure.\n");
 }
 

@@ -81,6 +81,10 @@ FILE *tree_open(const char *tree, const char *rel, size_t max_bytes);
  * function definition, else "". */
 void source_definition(const char *s, const char *file, char *fn, size_t len);
 
+/* skeleton.c: @file's outline (types whole up to 30 lines, function signature lines, each
+ * "NNNN| line"), from Universal Ctags; -ENOENT when ctags is missing, fails or finds nothing. */
+int skeleton_outline(const char *tree, const char *file, char **ret);
+
 /* fingerprint.c */
 int fingerprint_exact(heal_analysis *a, const char *text, size_t len, const heal_analyze_opts *o,
                       heal_error *err);

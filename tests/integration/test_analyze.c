@@ -373,6 +373,16 @@ Test(analyze, prompt_shows_the_place_and_the_failing_test)
                           strstr(p.user, "  21| \tt.proofs[shard][validator] = true"),
                   "%s", p.user);
         cr_assert_null(strstr(p.user, "/home/dev/src"), "paths relative: %s", p.user);
+        /* the outline: the type with its fields, signatures, no bodies (Universal Ctags) */
+        cr_assert_eq(ctx.n_outlines, 1, "ctags is installed by scripts/install-deps");
+        cr_assert_str_eq(ctx.outlines[0].file, "tally.go");
+        cr_assert(strstr(ctx.outlines[0].text, "   4| type Tally struct {") &&
+                          strstr(ctx.outlines[0].text, "proofs map[int]map[string]bool") &&
+                          strstr(ctx.outlines[0].text, "   9| func NewTally(shards int) *Tally {"),
+                  "%s", ctx.outlines[0].text);
+        cr_assert_null(strstr(ctx.outlines[0].text, "make("), "no bodies: %s",
+                       ctx.outlines[0].text);
+        cr_assert(strstr(p.user, "Outline of tally.go"));
         cr_assert_gt(p.tokens, 100);
         /* same input, same bytes: the response cache and cassettes depend on it */
         prompt_for("14-panic-nil-inner-map", 0, &a2, &ctx2, &p2);
