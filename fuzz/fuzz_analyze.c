@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(r == 0);
         FUZZ_ASSERT(strcmp(a.exact, b.exact) == 0 && strcmp(a.cause, b.cause) == 0);
         {
-                heal_prompt_opts po = { .command = o.command,
+                heal_prompt_opts po = { .command = o.command ? o.command : "cmd",
                                         .exit_code = o.exit_code,
                                         .tree = "/src" };
                 heal_prompt p1, p2;

@@ -13,6 +13,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "heal/analyze.h"
 #include "heal/error.h"
@@ -41,7 +42,7 @@ typedef struct heal_window {
  * signature line of each function, no bodies, each line as "NNNN| text", gaps as "    | ...".
  * @file:   relative to the tree.
  * @text:   the outline.
- * @source: what made it: "ctags" (Universal Ctags).
+ * @source: what made it: "gopls", "clangd" (a language server) or "ctags" (Universal Ctags).
  */
 typedef struct heal_outline {
         char *file;
@@ -67,16 +68,45 @@ typedef struct heal_context {
 } heal_context;
 
 /**
+ * typedef heal_lsp - A language server kept running for outlines (gopls for Go, clangd for C).
+ */
+typedef struct heal_lsp heal_lsp;
+
+/**
+ * heal_lsp_start() - Start the language server for @language in @tree and initialize it.
+ * @ret:        on success the server; stop it with heal_lsp_free().
+ * @language:   "go" (gopls) or "c" (clangd), found in PATH.
+ * @tree:       the workspace root.
+ * @timeout_ms: the limit of each exchange with it, ms (0: 10000); it is run as a plain child
+ *              (it reads the tree and runs `go list`, nothing of the tree's code).
+ * Return: 0; -EINVAL for another language; -ENOENT when the server is not installed;
+ *         -ETIMEDOUT when it did not answer initialize in time; -EPIPE when it exited;
+ *         -EPROTO for a broken message; -ENOMEM.
+ * See: Language Server Protocol 3.17 (Base Protocol, initialize, documentSymbol).
+ */
+int heal_lsp_start(heal_lsp **ret, const char *language, const char *tree, uint64_t timeout_ms,
+                   heal_error *err);
+
+/** heal_lsp_free() - Ask @l to shut down (1 s), then kill it; accepts NULL. Return: NULL. */
+heal_lsp *heal_lsp_free(heal_lsp *l);
+
+/** heal_lsp_language() - "go" or "c"; NULL for NULL. */
+const char *heal_lsp_language(const heal_lsp *l);
+
+/**
  * struct heal_context_opts - How much to show.
  * @tree:         the tree the analysis's paths are relative to (absolute); required.
  * @token_budget: at most this many tokens of windows (estimate); 0: 6000.
  * @lines_around: lines shown on each side of a place when its function is too long to show
  *                whole (over 60 lines) or not found; 0: 8.
+ * @servers:      NULL-terminated running language servers (borrowed), asked first for
+ *                outlines of files of their language; NULL: ctags only.
  */
 typedef struct heal_context_opts {
         const char *tree;
         size_t token_budget;
         unsigned lines_around;
+        heal_lsp *const *servers;
 } heal_context_opts;
 
 /**
@@ -85,8 +115,9 @@ typedef struct heal_context_opts {
  * the failing test's function (found in the *_test.go files next to the place, or at the
  * tree's top); overlapping or adjacent windows of a file merged; the lowest priorities
  * dropped first to fit @o->token_budget (the most needed one cut to lines around its place if
- * it alone does not fit); then the outlines of the first errors' files (Universal Ctags, run
- * for at most 5 s each; none when ctags is missing) if they fit. Files over 4 MiB, outside the
+ * it alone does not fit); then the outlines of the first errors' files (from a matching
+ * language server of @o->servers, else Universal Ctags run for at most 5 s; none when neither
+ * answers) if they fit. Files over 4 MiB, outside the
  * tree (symlinks and ".." resolved beneath it) or unreadable are skipped.
  * @ret: filled on success; release with heal_context_release().
  * Return: 0 (possibly with no window); -EINVAL for a NULL argument or tree; -ENOMEM.

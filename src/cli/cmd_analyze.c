@@ -372,7 +372,25 @@ static int analyze(struct run_opts *o, struct analyze_opts *a, heal_analysis *an
         return -1;
 }
 
-/* The windows and the prompt; -1 when built, else the exit code of the failure. */
+/* "go" or "c" for the first error's file, for its language server; NULL for none. */
+static const char *language_of(const heal_analysis *an)
+{
+        for (size_t i = 0; i < an->n_diags; i++) {
+                const char *f = an->diags[i].file, *dot = f ? strrchr(f, '.') : NULL;
+
+                if (an->diags[i].severity != HEAL_SEVERITY_ERROR || !dot)
+                        continue;
+                if (strcmp(dot, ".go") == 0)
+                        return "go";
+                if (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0)
+                        return "c";
+                return NULL;
+        }
+        return NULL;
+}
+
+/* The windows and the prompt; -1 when built, else the exit code of the failure. A language
+ * server that cannot start is not an error: ctags, then the windows alone, stand in. */
 static int build_prompt(struct analyze_opts *a, const heal_analysis *an, const char *command,
                         int exit_code, heal_context *ctx, heal_prompt *prompt)
 {
@@ -382,9 +400,21 @@ static int build_prompt(struct analyze_opts *a, const heal_analysis *an, const c
                                 .tree = a->tree_abs,
                                 .aliases = a->aliases };
         heal_error err = HEAL_ERROR_INIT;
+        const char *lang = language_of(an);
+        heal_lsp *server = NULL, *servers[2] = { NULL, NULL };
+        int r;
 
-        if (heal_context_build(ctx, an, &co, &err) < 0 ||
-            heal_prompt_build(prompt, an, ctx, &po, &err) < 0) {
+        if (lang && heal_lsp_start(&server, lang, a->tree_abs, 10000, &err) == 0)
+                servers[0] = server;
+        else if (lang)
+                fprintf(stderr, "heal analyze: %s; outlines come from ctags\n", err.msg);
+        co.servers = servers;
+        err = (heal_error)HEAL_ERROR_INIT;
+        r = heal_context_build(ctx, an, &co, &err);
+        if (r == 0)
+                r = heal_prompt_build(prompt, an, ctx, &po, &err);
+        heal_lsp_free(server);
+        if (r < 0) {
                 log_error("analyze: %s", err.msg);
                 return EXIT_SETUP;
         }

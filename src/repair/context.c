@@ -310,6 +310,7 @@ static int add_outlines(heal_context *ctx, const heal_analysis *a, const heal_co
         for (size_t i = 0; i < a->n_diags && ctx->n_outlines < 2; i++) {
                 const heal_diag *d = &a->diags[i];
                 heal_outline *v;
+                const char *source;
                 char *text;
                 size_t t;
                 bool seen = false;
@@ -319,7 +320,19 @@ static int add_outlines(heal_context *ctx, const heal_analysis *a, const heal_co
                         continue;
                 for (size_t k = 0; k < ctx->n_outlines; k++)
                         seen |= strcmp(ctx->outlines[k].file, d->file) == 0;
-                if (seen || skeleton_outline(o->tree, d->file, &text) < 0)
+                source = NULL;
+                for (size_t k = 0; !seen && o->servers && o->servers[k] && !source; k++) {
+                        const char *lang = heal_lsp_language(o->servers[k]);
+                        bool match = strcmp(lang, "go") == 0
+                                             ? ends_with(d->file, ".go")
+                                             : ends_with(d->file, ".c") || ends_with(d->file, ".h");
+
+                        if (match && lsp_outline(o->servers[k], d->file, &text) == 0)
+                                source = strcmp(lang, "go") == 0 ? "gopls" : "clangd";
+                }
+                if (!seen && !source && skeleton_outline(o->tree, d->file, &text) == 0)
+                        source = "ctags";
+                if (seen || !source)
                         continue;
                 t = heal_token_estimate(strlen(text));
                 if (ctx->tokens + t > o->token_budget) {
@@ -335,7 +348,7 @@ static int add_outlines(heal_context *ctx, const heal_analysis *a, const heal_co
                 }
                 ctx->outlines = v;
                 v[ctx->n_outlines].text = text;
-                v[ctx->n_outlines].source = "ctags";
+                v[ctx->n_outlines].source = source;
                 ctx->n_outlines++;
                 ctx->tokens += t;
         }

@@ -81,9 +81,21 @@ FILE *tree_open(const char *tree, const char *rel, size_t max_bytes);
  * function definition, else "". */
 void source_definition(const char *s, const char *file, char *fn, size_t len);
 
+/* A symbol an outline shows: a type whole (up to 30 lines), else its first line. */
+struct tag {
+        unsigned line, end; /* 1-based */
+        bool type;
+};
+/* @file's lines for @tags (sorted here) as "NNNN| text", gaps as "    | ..."; -ENOENT. */
+int outline_render(const char *tree, const char *file, struct tag *tags, size_t n, char **ret);
+
 /* skeleton.c: @file's outline (types whole up to 30 lines, function signature lines, each
  * "NNNN| line"), from Universal Ctags; -ENOENT when ctags is missing, fails or finds nothing. */
 int skeleton_outline(const char *tree, const char *file, char **ret);
+
+/* lsp.c: @file's outline from a running language server; -ENOENT, -ETIMEDOUT, -EPIPE, ... */
+struct heal_lsp;
+int lsp_outline(struct heal_lsp *l, const char *file, char **ret);
 
 /* fingerprint.c */
 int fingerprint_exact(heal_analysis *a, const char *text, size_t len, const heal_analyze_opts *o,

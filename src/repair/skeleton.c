@@ -92,11 +92,6 @@ static bool run_ctags(const char *tree, const char *file, heal_buf *out)
         return ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-struct tag {
-        unsigned line, end;
-        bool type; /* shown whole; else the signature line only */
-};
-
 static int by_line(const void *a, const void *b)
 {
         const struct tag *x = a, *y = b;
@@ -144,21 +139,33 @@ static size_t read_tags(const char *json, struct tag *v, size_t max)
 
 int skeleton_outline(const char *tree, const char *file, char **ret)
 {
-        heal_buf json = HEAL_BUF_INIT(CTAGS_OUT_MAX), out = HEAL_BUF_INIT(CTAGS_OUT_MAX);
+        heal_buf json = HEAL_BUF_INIT(CTAGS_OUT_MAX);
         struct tag *tags = calloc(4096, sizeof(*tags));
-        char buf[LINE_MAX_PARSED];
-        unsigned line = 0, last_shown = 0;
-        size_t n = 0, k = 0;
-        FILE *f = NULL;
+        size_t n = 0;
+        int r;
 
         *ret = NULL;
         if (tags && run_ctags(tree, file, &json) && json.data)
                 n = read_tags(json.data, tags, 4096);
-        if (n == 0 || !(f = tree_open(tree, file, 4u << 20))) {
-                free(tags);
-                heal_buf_release(&json);
+        heal_buf_release(&json);
+        r = n ? outline_render(tree, file, tags, n, ret) : -ENOENT;
+        free(tags);
+        return r;
+}
+
+int outline_render(const char *tree, const char *file, struct tag *tags, size_t n, char **ret)
+{
+        heal_buf out = HEAL_BUF_INIT(CTAGS_OUT_MAX);
+        char buf[LINE_MAX_PARSED];
+        unsigned line = 0, last_shown = 0;
+        size_t k = 0;
+        FILE *f = tree_open(tree, file, 4u << 20);
+
+        *ret = NULL;
+        if (!f)
                 return -ENOENT;
-        }
+        if (n > 1)
+                qsort(tags, n, sizeof(*tags), by_line);
         /* A type's lines up to 30, a function's first line: sorted ranges, read in one pass. */
         for (size_t i = 0; i < n; i++)
                 tags[i].end = tags[i].type ? MIN(tags[i].end, tags[i].line + TYPE_LINES_MAX - 1)
@@ -177,8 +184,6 @@ int skeleton_outline(const char *tree, const char *file, char **ret)
                 last_shown = line;
         }
         fclose(f);
-        free(tags);
-        heal_buf_release(&json);
         *ret = heal_buf_detach(&out, NULL);
         heal_buf_release(&out);
         return *ret ? 0 : -ENOMEM;

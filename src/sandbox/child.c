@@ -669,7 +669,11 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
                         }
                         if (n == 1 && c == CTL_QUIT) {
                                 quitting = true;
-                                kill_all(SIGQUIT);
+                                /* aimed at each process's running thread (quit.c), where
+                                 * the sandbox's own /proc lists only its processes */
+                                if ((P->flags & HEAL_SANDBOX_ISOLATION_NONE) ||
+                                    quit_processes() <= 0)
+                                        kill_all(SIGQUIT);
                         }
                         if (n == 1 && c == CTL_KILL)
                                 finish_run(sfd);

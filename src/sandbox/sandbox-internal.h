@@ -221,6 +221,10 @@ const char *plan_kind_name(int kind);
 /* child.c: the sandbox's init; never returns. */
 _Noreturn void child_main(const struct child_plan *plan);
 
+/* quit.c: SIGQUIT to every process but init, each on its busiest running thread that takes
+ * it; the number signalled, -1 without a /proc. Async-signal-safe (the sandbox's init). */
+int quit_processes(void);
+
 /* seccomp.c */
 int seccomp_compile(struct sock_fprog **ret, unsigned flags, bool host_root,
                     const struct seccomp_rule *rules, size_t n_rules, heal_error *err);

@@ -443,3 +443,101 @@ Test(analyze, windows_never_leave_the_tree)
         test_rmtree(dir);
         free(dir);
 }
+
+/* Outlines from running language servers: gopls for Go, clangd for C, kept warm between
+ * files; the same types and signatures ctags gives, no bodies. */
+static void server_outline(const char *lang, const char *name, const char *file, const char *want1,
+                           const char *want2, const char *not_body)
+{
+        char *dir = test_tempdir(), copy[2048];
+        heal_error err = HEAL_ERROR_INIT;
+        heal_lsp *l = NULL;
+        heal_analysis a;
+        heal_context ctx;
+        heal_lsp *servers[2] = { NULL, NULL };
+        heal_context_opts co = { .servers = servers };
+
+        snprintf(copy, sizeof(copy), "cp -r %s/broken/%s/. %s && chmod -R u+w %s", test_data_dir(),
+                 name, dir, dir);
+        cr_assert_eq(system(copy), 0);
+        cr_assert_eq(heal_lsp_start(&l, lang, dir, 20000, &err), 0, "%s", err.msg);
+        servers[0] = l;
+        co.tree = dir;
+        analyze_recorded(&a, name, dir);
+        for (int round = 0; round < 2; round++) { /* the second time the server is warm */
+                cr_assert_eq(heal_context_build(&ctx, &a, &co, &err), 0, "%s", err.msg);
+                cr_assert_eq(ctx.n_outlines, 1);
+                cr_assert_str_eq(ctx.outlines[0].file, file);
+                cr_assert_str_eq(ctx.outlines[0].source, strcmp(lang, "go") ? "clangd" : "gopls");
+                cr_assert(strstr(ctx.outlines[0].text, want1) &&
+                                  strstr(ctx.outlines[0].text, want2),
+                          "%s", ctx.outlines[0].text);
+                cr_assert_null(strstr(ctx.outlines[0].text, not_body), "no bodies: %s",
+                               ctx.outlines[0].text);
+                heal_context_release(&ctx);
+        }
+        heal_lsp_free(l);
+        heal_analysis_release(&a);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(analyze, gopls_outline, .timeout = 120)
+{
+        test_require("gopls");
+        server_outline("go", "14-panic-nil-inner-map", "tally.go", "   4| type Tally struct {",
+                       "   9| func NewTally(shards int) *Tally {", "make(");
+}
+
+Test(analyze, clangd_outline, .timeout = 120)
+{
+        test_require("clangd");
+        server_outline("c", "39-c-strdup-c99", "main.c", "   5| struct param {",
+                       "  21| int main(void)", "strdup(defaults");
+}
+
+/* A fake language server in PATH: @script is its body. */
+static char *fake_server(const char *script)
+{
+        char *dir = test_tempdir(), path[1024];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/gopls", dir);
+        f = fopen(path, "we");
+        cr_assert_not_null(f);
+        fprintf(f, "#!/bin/sh\n%s\n", script);
+        fclose(f);
+        chmod(path, 0755);
+        return dir;
+}
+
+Test(analyze, a_language_server_that_is_missing_hangs_or_dies_is_an_error)
+{
+        heal_error err = HEAL_ERROR_INIT;
+        heal_lsp *l = NULL;
+        char *dir, path[2048];
+        const char *old = getenv("PATH");
+
+        setenv("PATH", "/nonexistent", 1);
+        cr_assert_eq(heal_lsp_start(&l, "go", "/tmp", 2000, &err), -ENOENT, "%s", err.msg);
+        cr_assert(strstr(err.msg, "cannot start the gopls language server"), "%s", err.msg);
+
+        dir = fake_server("exec sleep 300");
+        snprintf(path, sizeof(path), "%s:%s", dir, old);
+        setenv("PATH", path, 1);
+        cr_assert_eq(heal_lsp_start(&l, "go", "/tmp", 500, &err), -ETIMEDOUT, "%s", err.msg);
+        cr_assert(strstr(err.msg, "no answer in time"), "%s", err.msg);
+        cr_assert_eq(test_count_cmdline("sleep 300"), 0, "the hung server was killed");
+        test_rmtree(dir);
+        free(dir);
+
+        dir = fake_server("exit 3");
+        snprintf(path, sizeof(path), "%s:%s", dir, old);
+        setenv("PATH", path, 1);
+        cr_assert_eq(heal_lsp_start(&l, "go", "/tmp", 2000, &err), -EPIPE, "%s", err.msg);
+        cr_assert(strstr(err.msg, "it exited"), "%s", err.msg);
+        test_rmtree(dir);
+        free(dir);
+        cr_assert_eq(heal_lsp_start(&l, "rust", "/tmp", 2000, &err), -EINVAL);
+        setenv("PATH", old, 1);
+}
