@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "heal/analyze.h"
@@ -56,6 +57,7 @@ static const char analyze_usage[] =
 
 struct analyze_opts {
         bool normalized;
+        bool exit_code_given;
         bool prompt;
         uint64_t budget;
         const char *log;
@@ -126,12 +128,14 @@ static int extra_option(struct run_opts *o, int argc, char **argv, int *i)
                 return -EINVAL;
         } else {
                 a->exit_code = (int)n;
+                a->exit_code_given = true;
         }
         return 1;
 }
 
 static int read_log(const char *path, heal_buf *b)
 {
+        struct stat st;
         FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
         char chunk[65536];
         size_t n;
@@ -139,6 +143,11 @@ static int read_log(const char *path, heal_buf *b)
         if (!f) {
                 log_error("analyze: --log '%s': %s", path, strerror(errno));
                 return -errno;
+        }
+        if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+                log_error("analyze: --log '%s' is a directory", path);
+                fclose(f);
+                return -EISDIR;
         }
         while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
                 if (heal_buf_append(b, chunk, n) == -ENOMEM)
@@ -148,14 +157,33 @@ static int read_log(const char *path, heal_buf *b)
         return 0;
 }
 
-/* "go test ./..." from argv, for the analysis and the report. */
+/* "go test ./..." from argv, for the analysis and the report; an argument with a space or a
+ * shell character is single-quoted, so that the line reads back as the same arguments. */
 static void join_argv(char *out, size_t len, char **argv)
 {
         size_t o = 0;
 
         out[0] = '\0';
-        for (size_t i = 0; argv && argv[i] && o + 1 < len; i++)
-                o += (size_t)snprintf(out + o, len - o, "%s%s", i ? " " : "", argv[i]);
+        for (size_t i = 0; argv && argv[i] && o + 4 < len; i++) {
+                const char *a = argv[i];
+                bool quote = !*a || strpbrk(a, " \t\n'\"\\$`;&|<>*?()[]{}~#!");
+
+                if (i)
+                        out[o++] = ' ';
+                if (quote)
+                        out[o++] = '\'';
+                for (; *a && o + 6 < len; a++) {
+                        if (*a == '\'' && quote) {
+                                memcpy(out + o, "'\\''", 4);
+                                o += 4;
+                        } else {
+                                out[o++] = *a;
+                        }
+                }
+                if (quote)
+                        out[o++] = '\'';
+                out[o] = '\0';
+        }
 }
 
 static json_t *strings_json(char *const *v, size_t n)
@@ -262,7 +290,7 @@ static void print_prompt(const heal_context *ctx, const heal_prompt *p)
 
 static void report_human(const heal_analysis *a, const char *command, int exit_code)
 {
-        printf("'%s' failed (exit %d): %zu diagnostic%s\n", command ? command : "the command",
+        printf("$ %s\nfailed (exit %d): %zu diagnostic%s\n", command ? command : "(command)",
                exit_code, a->n_diags, a->n_diags == 1 ? "" : "s");
         for (size_t i = 0; i < a->n_diags; i++) {
                 const heal_diag *d = &a->diags[i];
@@ -270,8 +298,10 @@ static void report_human(const heal_analysis *a, const char *command, int exit_c
 
                 printf("\n%s", heal_diag_kind_name(d->kind));
                 if (d->file)
-                        printf(" %s:%u%s", d->file, d->line, d->column ? "" : "");
-                if (d->column)
+                        printf(" %s", d->file);
+                if (d->file && d->line)
+                        printf(":%u", d->line);
+                if (d->file && d->line && d->column)
                         printf(":%u", d->column);
                 if (d->function)
                         printf(" in %s", d->function);
@@ -318,25 +348,48 @@ static int run(struct run_opts *o, heal_sandbox_result *res, heal_error *err)
         return r;
 }
 
+/* --normalized with a command: its output (stdout, then stderr) as the fingerprint sees it. */
+static int print_normalized(const heal_sandbox_result *res, const heal_analyze_opts *ao)
+{
+        heal_buf both = HEAL_BUF_INIT((size_t)-1);
+        heal_error err = HEAL_ERROR_INIT;
+        char *norm = NULL;
+        int r;
+
+        heal_buf_append(&both, res->out ? res->out : "", res->out_len);
+        heal_buf_append(&both, res->err ? res->err : "", res->err_len);
+        r = heal_fingerprint_normalize(&norm, both.data ? both.data : "", both.len, ao, &err);
+        if (r == 0)
+                fputs(norm, stdout);
+        else
+                log_error("analyze: %s", err.msg);
+        free(norm);
+        heal_buf_release(&both);
+        return r == 0 ? 0 : EXIT_SETUP;
+}
+
 static int analyze(struct run_opts *o, struct analyze_opts *a, heal_analysis *an,
                    heal_sandbox_result *res, int *exit_code)
 {
         heal_analyze_opts ao = { .aliases = a->aliases, .exit_code = a->exit_code };
         heal_buf log = HEAL_BUF_INIT(256u << 20);
         heal_error err = HEAL_ERROR_INIT;
+        struct stat st;
         const char *tree = a->tree ? a->tree : o->chdir ? o->chdir : ".";
         int r;
 
-        if (!realpath(tree, a->tree_abs)) {
-                log_error("analyze: the tree '%s': %s", tree, strerror(errno));
-                return EXIT_SETUP;
+        errno = 0;
+        if (!realpath(tree, a->tree_abs) || stat(a->tree_abs, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                log_error("analyze: the tree '%s': %s", tree,
+                          errno ? strerror(errno) : "not a directory");
+                return EXIT_USAGE;
         }
         ao.tree = a->tree_abs;
         join_argv(a->cmdline, sizeof(a->cmdline), o->argv);
         ao.command = a->log ? a->command : a->cmdline;
         if (a->log) {
                 if (read_log(a->log, &log) < 0)
-                        return EXIT_SETUP;
+                        return EXIT_USAGE;
                 if (a->normalized) {
                         char *norm = NULL;
 
@@ -362,6 +415,8 @@ static int analyze(struct run_opts *o, struct analyze_opts *a, heal_analysis *an
                 if (r >= 0 && res->status == HEAL_STATUS_CANCELED)
                         return EXIT_CANCELED;
                 *exit_code = res->status == HEAL_STATUS_TIMEOUT ? EXIT_TIMEOUT : res->exit_code;
+                if (r >= 0 && a->normalized)
+                        return print_normalized(res, &ao);
                 if (r >= 0 && res->status != HEAL_STATUS_OK)
                         r = heal_analyze_result(an, res, &ao, &err);
         }
@@ -451,6 +506,12 @@ int cmd_analyze(int argc, char **argv)
                 code = EXIT_USAGE;
                 goto out;
         }
+        if (!a.log && (a.exit_code_given || a.command)) {
+                log_error("analyze: --exit-code and --command describe a recorded output: use "
+                          "them with --log");
+                code = EXIT_USAGE;
+                goto out;
+        }
         code = analyze(o, &a, &an, &res, &exit_code);
         if (code >= 0)
                 goto out;
@@ -463,8 +524,8 @@ int cmd_analyze(int argc, char **argv)
                         report_json(&an, a.log ? a.command : a.cmdline, 0, a.log ? NULL : &res,
                                     NULL, NULL);
                 else
-                        printf("'%s' passed: nothing to analyze\n",
-                               a.log ? (a.command ? a.command : a.log) : a.cmdline);
+                        printf("$ %s\npassed: nothing to analyze\n",
+                               a.log ? (a.command ? a.command : "(recorded command)") : a.cmdline);
                 code = 0;
         } else {
                 if (o->json)

@@ -205,6 +205,22 @@ static int opt_two(struct run_opts *o, const char *name, const char *a, const ch
         return 1;
 }
 
+/* The options of one argument (for the message when the argument is missing). */
+static bool takes_value(const char *name)
+{
+        static const char *const names[] = {
+                "--tmpfs",  "--proc",         "--dev",       "--size",      "--perms",
+                "--chdir",  "--unsetenv",     "--mount-opt", "--isolation", "--timeout",
+                "--grace",  "--cpu-time",     "--memory",    "--pids",      "--file-size",
+                "--nofile", "--output-limit", "--tmp-size",
+        };
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (strcmp(name, names[i]) == 0)
+                        return true;
+        return false;
+}
+
 int run_opts_parse(struct run_opts *o, int argc, char **argv)
 {
         static const char *const two[] = { "--ro-bind",     "--bind",     "--overlay", "--setenv",
@@ -244,7 +260,9 @@ int run_opts_parse(struct run_opts *o, int argc, char **argv)
                                 goto next;
                         }
                 if (!eq && i + 1 >= argc)
-                        return usage_error("%s needs an argument", name);
+                        return usage_error(takes_value(name) ? "%s needs an argument"
+                                                             : "unknown option '%s'",
+                                           name);
                 r = opt_one(o, name, eq ? eq + 1 : argv[++i]);
                 if (r > 0)
                         return usage_error("unknown option '%s'", name);

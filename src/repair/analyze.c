@@ -23,6 +23,20 @@ static bool has_error(const heal_analysis *a)
         return false;
 }
 
+/* The nearest definition above the place, for diagnostics no parser could give one. */
+static void functions_from_source(struct actx *x)
+{
+        char fn[256], code[LINE_MAX_PARSED];
+
+        for (size_t i = 0; i < x->a->n_diags && !x->error; i++) {
+                heal_diag *d = &x->a->diags[i];
+
+                if (!d->function && d->file && d->line &&
+                    source_function(x->opts, d->file, d->line, fn, sizeof(fn), code, sizeof(code)))
+                        diag_set_function(x, d, fn, strlen(fn));
+        }
+}
+
 static bool has_kind(const heal_analysis *a, heal_diag_kind kind)
 {
         for (size_t i = 0; i < a->n_diags; i++)
@@ -38,11 +52,16 @@ static void unknown(struct actx *x)
         const char *last = NULL;
         char msg[256];
 
-        for (size_t i = L->n; i > 0 && !last; i--)
-                if (L->v[i - 1][strspn(L->v[i - 1], " \t")])
-                        last = L->v[i - 1];
+        for (size_t i = L->n; i > 0 && !last; i--) {
+                const char *t = L->v[i - 1] + strspn(L->v[i - 1], " \t");
+
+                /* go test's summary says nothing of the failure: "FAIL", "FAIL\tpkg 0.1s" */
+                if (*t && strcmp(t, "FAIL") != 0 && !starts_with(t, "FAIL\t") &&
+                    !starts_with(t, "ok  \t") && strcmp(t, "PASS") != 0)
+                        last = t;
+        }
         if (last)
-                snprintf(msg, sizeof(msg), "%s", last + strspn(last, " \t"));
+                snprintf(msg, sizeof(msg), "%s", last);
         else
                 snprintf(msg, sizeof(msg), "exited with status %d and printed nothing",
                          x->opts->exit_code);
@@ -56,11 +75,13 @@ static char *tail_of(const char *text, size_t len)
         while (start > 0 && start < len && text[start - 1] != '\n') /* start on a line */
                 start++;
         char *tail = malloc(len - start + 1); /* @text need not be NUL-terminated */
+        size_t o = 0;
 
-        if (tail) {
-                memcpy(tail, text + start, len - start);
-                tail[len - start] = '\0';
-        }
+        for (size_t i = start; tail && i < len; i++) /* NULs would end the string */
+                if (text[i])
+                        tail[o++] = text[i];
+        if (tail)
+                tail[o] = '\0';
         return tail;
 }
 
@@ -84,7 +105,10 @@ static int analyze(heal_analysis *ret, const char *output, size_t len, const hea
                 parse_c(&x);
                 parse_python(&x);
                 parse_c_signal(&x);
-                if (timeout_msg && !has_kind(&a, HEAL_DIAG_TIMEOUT))
+                functions_from_source(&x);
+                if (timeout_msg && starts_with(timeout_msg, "stopped by a limit"))
+                        diag_add(&x, HEAL_DIAG_CRASH, HEAL_SEVERITY_ERROR, timeout_msg);
+                else if (timeout_msg && !has_kind(&a, HEAL_DIAG_TIMEOUT))
                         diag_add(&x, HEAL_DIAG_TIMEOUT, HEAL_SEVERITY_ERROR, timeout_msg);
                 if (!has_error(&a) && o->exit_code != 0)
                         unknown(&x);
@@ -147,7 +171,7 @@ int heal_analyze_result(heal_analysis *ret, const heal_sandbox_result *res,
 {
         heal_analyze_opts o = opts ? *opts : (heal_analyze_opts){ 0 };
         heal_buf text = HEAL_BUF_INIT((size_t)-1);
-        char msg[256] = "";
+        char msg[HEAL_ERROR_MSG_MAX + 64] = "";
         bool timeout;
         int r;
 
@@ -163,11 +187,14 @@ int heal_analyze_result(heal_analysis *ret, const heal_sandbox_result *res,
                 snprintf(msg, sizeof(msg), "timed out after %llu ms (wall-time limit)%s%s",
                          (unsigned long long)res->wall_ms, o.command ? ": " : "",
                          o.command ? o.command : "");
+        else if (res->status == HEAL_STATUS_MEMORY_LIMIT || res->status == HEAL_STATUS_CPU_LIMIT ||
+                 res->status == HEAL_STATUS_OUTPUT_LIMIT)
+                snprintf(msg, sizeof(msg), "stopped by a limit: %s", res->message);
         if (!text.data && (res->out_len || res->err_len || !(text.data = strdup("")))) {
                 heal_buf_release(&text);
                 return heal_error_set(err, -ENOMEM, "out of memory");
         }
-        r = analyze(ret, text.data ? text.data : "", text.len, &o, timeout ? msg : NULL, err);
+        r = analyze(ret, text.data ? text.data : "", text.len, &o, msg[0] ? msg : NULL, err);
         if (r == 0 && timeout)
                 snapshot_notes(ret, res);
         heal_buf_release(&text);

@@ -42,6 +42,26 @@ char *xstrndup(struct actx *x, const char *s, size_t n)
         return p;
 }
 
+/* Copy @n bytes of a line into @out: terminal colour sequences (ESC [ ... letter, what gcc
+ * -fdiagnostics-color and go test's coloured runners print) and NUL bytes left out (a NUL must
+ * not end the line, or what follows it would vanish). Returns the bytes written. */
+static size_t clean_line(char *out, const char *in, size_t n)
+{
+        size_t o = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (in[i] == '\x1b' && i + 1 < n && in[i + 1] == '[') {
+                        i += 2;
+                        while (i < n && !((in[i] >= '@' && in[i] <= '~')))
+                                i++;
+                        continue;
+                }
+                if (in[i])
+                        out[o++] = in[i];
+        }
+        return o;
+}
+
 int lines_split(struct lines *l, const char *text, size_t len)
 {
         size_t n = 1, at = 0;
@@ -58,15 +78,12 @@ int lines_split(struct lines *l, const char *text, size_t len)
         for (size_t i = 0; i < len;) {
                 const char *nl = memchr(text + i, '\n', len - i);
                 size_t end = nl ? (size_t)(nl - text) : len, keep = end - i;
-                const char *nul = memchr(text + i, '\0', keep);
 
-                if (nul)
-                        keep = (size_t)(nul - (text + i));
                 if (keep > 0 && text[i + keep - 1] == '\r')
                         keep--;
                 if (keep > LINE_MAX_PARSED)
                         keep = LINE_MAX_PARSED;
-                memcpy(l->store + at, text + i, keep);
+                keep = clean_line(l->store + at, text + i, keep);
                 l->store[at + keep] = '\0';
                 l->v[l->n++] = l->store + at;
                 at += keep + 1;
@@ -334,7 +351,10 @@ bool parse_loc(const char *s, struct loc *l, const char *const *exts)
                         l->line = line;
                         l->col = col;
                         l->rest = q + 1 + (q[1] == ' ');
-                        if (l->file_len == 0 || memchr(s, ' ', l->file_len))
+                        /* a space in the file name only with a known extension ("./my main.go"),
+                         * never a ": " (that is prose: "note: see x.go:3:1") */
+                        if (l->file_len == 0 || memmem(s, l->file_len, ": ", 2) ||
+                            (!exts && memchr(s, ' ', l->file_len)))
                                 return false;
                         for (size_t i = 0; exts && exts[i]; i++) {
                                 size_t e = strlen(exts[i]);

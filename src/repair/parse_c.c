@@ -173,6 +173,8 @@ static void linker(struct actx *x, const char *s, const char *fn)
 
         if (!p || !msg)
                 return;
+        if (strstr(s, "ld: ") && strstr(s, "ld: ") < p) /* "/usr/bin/ld: link.c:(.text..." */
+                s = strstr(s, "ld: ") + 4;
         d = diag_add(x, HEAL_DIAG_COMPILE_ERROR, HEAL_SEVERITY_ERROR, msg + 3);
         snprintf(file, sizeof(file), "%.*s", (int)(p - s), s);
         diag_set_loc(x, d, file, 0, 0);
@@ -228,11 +230,14 @@ void parse_c(struct actx *x)
 void parse_c_signal(struct actx *x)
 {
         int code = x->opts ? x->opts->exit_code : 0;
-        char msg[64];
+        char msg[96];
 
-        if (code <= 128 || code > 128 + 64 || x->a->n_diags > 0)
+        /* A run stopped at a limit was killed by heal (SIGQUIT, then SIGKILL): the limit is
+         * the failure, said by heal_analyze_result(), not the signal. */
+        if (code <= 128 || code > 128 + 64 || x->a->n_diags > 0 || x->timeout_msg)
                 return;
-        snprintf(msg, sizeof(msg), "killed by signal %d (%s)", code - 128,
-                 sigabbrev_np(code - 128) ? sigabbrev_np(code - 128) : "?");
+        /* the signal's name in words ("Segmentation fault", "Aborted"): SIGSEGV and SIGKILL
+         * must not share a message template */
+        snprintf(msg, sizeof(msg), "killed by signal %d: %s", code - 128, strsignal(code - 128));
         diag_add(x, HEAL_DIAG_CRASH, HEAL_SEVERITY_ERROR, msg);
 }

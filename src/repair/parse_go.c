@@ -264,6 +264,38 @@ static size_t import_cycle(struct actx *x, size_t i)
         return j;
 }
 
+/* The type checker's messages: a build error whichever header announced it ("# pkg" without
+ * "[pkg.test]" is also how go test shows a package without tests that does not build). */
+static bool type_error(const char *msg)
+{
+        static const char *const marks[] = {
+                "undefined: ",
+                "undeclared name",
+                "declared but not used",
+                "declared and not used",
+                "imported and not used",
+                "cannot use ",
+                "mismatched types",
+                "missing return",
+                "syntax error",
+                "invalid operation",
+                "too many arguments",
+                "not enough arguments",
+                "redeclared",
+                "cannot convert",
+                "non-name",
+                "assignment mismatch",
+                "has no field or method",
+                "is not a type",
+                "invalid map key",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(marks); i++)
+                if (strstr(msg, marks[i]))
+                        return true;
+        return false;
+}
+
 /* A "# pkg" header: under go test without "[pkg.test]" (or under go vet) it announces vet. */
 static bool vet_header(const char *s, const char *command)
 {
@@ -313,6 +345,8 @@ void parse_go(struct actx *x)
 
                 if (starts_with(s, "--- FAIL: "))
                         snprintf(test, sizeof(test), "%.*s", (int)strcspn(s + 10, " "), s + 10);
+                else if (starts_with(s, "FAIL\t") || starts_with(s, "ok  \t"))
+                        test[0] = '\0'; /* the package's end: its tests' names end too */
                 if (starts_with(s, "# ")) {
                         vet = vet_header(s, command);
                 } else if (starts_with(s, "panic: ") || starts_with(s, "fatal error: ")) {
@@ -330,7 +364,9 @@ void parse_go(struct actx *x)
                         continue;
                 } else if (s[0] != ' ' && s[0] != '\t' && parse_loc(s, &l, go_ext) &&
                            !strstr(l.rest, "+0x")) {
-                        compiler_line(x, &l, vet);
+                        compiler_line(x, &l, vet && !type_error(l.rest));
+                } else if (starts_with(s, "vet: ") && parse_loc(s + 5, &l, go_ext)) {
+                        compiler_line(x, &l, !type_error(l.rest)); /* go vet's type check */
                 }
                 i++;
         }

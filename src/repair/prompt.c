@@ -79,8 +79,10 @@ static void diagnostic(heal_buf *b, size_t n, const heal_diag *d)
         size_t shown = 0;
 
         heal_buf_printf(b, "%zu. %s", n, heal_diag_kind_name(d->kind));
-        if (d->file)
+        if (d->file && d->line)
                 heal_buf_printf(b, " at %s:%u", d->file, d->line);
+        else if (d->file)
+                heal_buf_printf(b, " in %s", d->file);
         if (d->function)
                 heal_buf_printf(b, " in %s", d->function);
         if (d->test)
@@ -206,6 +208,18 @@ int heal_prompt_build(heal_prompt *ret, const heal_analysis *a, const heal_conte
         }
         if (!tail)
                 return heal_error_set(err, -ENOMEM, "out of memory");
+        /* what changes from run to run (durations, addresses, goroutine ids, ports) would make
+         * the same failure a new prompt: the tail is shown as the exact fingerprint sees it */
+        {
+                char *norm = NULL;
+
+                if (heal_fingerprint_normalize(&norm, tail, strlen(tail), NULL, err) < 0) {
+                        free(tail);
+                        return -ENOMEM;
+                }
+                free(tail);
+                tail = norm;
+        }
         system_prompt(&sys, o);
         user_prompt(&user, a, ctx, o, tail);
         free(tail);

@@ -128,16 +128,16 @@ static const struct expect cases[] = {
           "test timed out after 5s", "example.TestRenewClearsCheckpoint", 1, false },
         { "30-race-loopvar-capture", HEAL_DIAG_DATA_RACE, "versions.go", 24,
           "SupportedVersions.func1", NULL, "data race: Read / Previous write", NULL, 0, true },
-        { "33-test-truncate-utf8", HEAL_DIAG_TEST_FAILURE, "truncate_test.go", 22, NULL,
+        { "33-test-truncate-utf8", HEAL_DIAG_TEST_FAILURE, "truncate_test.go", 22, "TestTruncate",
           "TestTruncate", "is not valid UTF-8", NULL, 4, false },
-        { "34-test-reverse-even-length", HEAL_DIAG_TEST_FAILURE, "reverse_test.go", 20, NULL,
-          "TestReverse", "want [3 2 1 0]", NULL, 2, false },
+        { "34-test-reverse-even-length", HEAL_DIAG_TEST_FAILURE, "reverse_test.go", 20,
+          "TestReverse", "TestReverse", "want [3 2 1 0]", NULL, 2, false },
         { "36-test-panic-command-parse", HEAL_DIAG_PANIC, "command.go", 16, "example.Parse",
           "TestParse", "slice bounds out of range [10:9]", "example.TestParse", 1, false },
         { "39-c-strdup-c99", HEAL_DIAG_COMPILE_ERROR, "main.c", 28, "main", NULL,
           "implicit declaration of function", NULL, 3, false },
         { "41-c-getenv-null-segv", HEAL_DIAG_CRASH, NULL, 0, NULL, NULL,
-          "killed by signal 11 (SEGV)", NULL, 1, false },
+          "killed by signal 11: Segmentation fault", NULL, 1, false },
         { "43-c-asan-strlen-malloc", HEAL_DIAG_SANITIZER, "main.c", 16, "context_open", NULL,
           "AddressSanitizer: heap-buffer-overflow", "main", 1, false },
         { "45-c-link-order-lm", HEAL_DIAG_COMPILE_ERROR, "stats.c", 0, "magnitude", NULL,
@@ -540,4 +540,29 @@ Test(analyze, a_language_server_that_is_missing_hangs_or_dies_is_an_error)
         free(dir);
         cr_assert_eq(heal_lsp_start(&l, "rust", "/tmp", 2000, &err), -EINVAL);
         setenv("PATH", old, 1);
+}
+
+/* go test names a test's file relative to its package: the package line says which. */
+Test(analyze, test_files_of_subpackages_are_found)
+{
+        char *dir = test_tempdir(), sub[1024];
+        static const char out[] = "--- FAIL: TestF (0.00s)\n    sub_test.go:7: F() = 1, want 2\n"
+                                  "FAIL\nFAIL\texample.com/m/sub\t0.002s\n--- FAIL: TestG (0.00s)\n"
+                                  "    g_test.go:3: bad\nFAIL\nFAIL\texample.com/m\t0.001s\n";
+        heal_analyze_opts o = { .exit_code = 1, .command = "go test ./..." };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_analysis a;
+
+        test_write_file(dir, "go.mod", "module example.com/m\n\ngo 1.19\n");
+        snprintf(sub, sizeof(sub), "%s/sub", dir);
+        cr_assert_eq(mkdir(sub, 0755), 0);
+        o.tree = dir;
+        cr_assert_eq(heal_analyze(&a, out, strlen(out), &o, &err), 0, "%s", err.msg);
+        cr_assert_eq(a.n_diags, 2);
+        cr_assert_str_eq(a.diags[0].file, "sub/sub_test.go");
+        cr_assert_str_eq(a.diags[0].test, "TestF");
+        cr_assert_str_eq(a.diags[1].file, "g_test.go", "the module's root package");
+        heal_analysis_release(&a);
+        test_rmtree(dir);
+        free(dir);
 }

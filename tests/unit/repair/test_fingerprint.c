@@ -242,3 +242,72 @@ Test(fingerprint, huge_outputs_are_linear)
         free(line);
         free(many);
 }
+
+/* Found by an adversarial pass over heal analyze; each was wrong before. */
+Test(fingerprint, go_test_v_messages_come_before_their_fail_line)
+{
+        analyze(&a,
+                "=== RUN   TestTable\n=== RUN   TestTable/x/y_wrong\n"
+                "    calc_test.go:20: Div(6,2) = 3, want 4\n"
+                "=== RUN   TestTable/ok\n    calc_test.go:30: a t.Log line of a passing test\n"
+                "--- FAIL: TestTable (0.00s)\n    --- FAIL: TestTable/x/y_wrong (0.00s)\n"
+                "    --- PASS: TestTable/ok (0.00s)\nFAIL\nFAIL\texample\t0.003s\n",
+                1, "go test -v ./...");
+        cr_assert_eq(a.n_diags, 1, "%zu", a.n_diags);
+        cr_assert_str_eq(a.diags[0].test, "TestTable/x/y_wrong");
+        cr_assert_str_eq(a.diags[0].file, "calc_test.go");
+        cr_assert_eq(a.diags[0].line, 20);
+        cr_assert_str_eq(a.diags[0].message, "Div(6,2) = 3, want 4");
+}
+
+Test(fingerprint, colour_codes_spaces_and_nul_bytes)
+{
+        analyze(&a,
+                "\x1b[01m\x1b[Kx.c:3:9:\x1b[m\x1b[K \x1b[01;31m\x1b[Kerror: \x1b[m\x1b[K"
+                "'y' undeclared\n",
+                1, "gcc");
+        cr_assert_eq(a.n_diags, 1);
+        cr_assert_eq(a.diags[0].kind, HEAL_DIAG_COMPILE_ERROR);
+        cr_assert_str_eq(a.diags[0].file, "x.c");
+        cr_assert_str_eq(a.diags[0].message, "'y' undeclared");
+        analyze(&b, "./my main.go:4:9: undefined: y\n", 2, "go build");
+        cr_assert_eq(b.diags[0].kind, HEAL_DIAG_COMPILE_ERROR);
+        cr_assert_str_eq(b.diags[0].file, "my main.go");
+        {
+                static const char nul[] = "hello\n\0panic: boom\n\ngoroutine 1 [running]:\n"
+                                          "main.main()\n\t/src/m.go:3 +0x1\n";
+                heal_analyze_opts o = { .exit_code = 2 };
+                heal_error err = HEAL_ERROR_INIT;
+
+                heal_analysis_release(&a);
+                cr_assert_eq(heal_analyze(&a, nul, sizeof(nul) - 1, &o, &err), 0);
+                cr_assert_eq(a.diags[0].kind, HEAL_DIAG_PANIC, "a NUL does not hide the panic");
+                cr_assert(strstr(a.tail, "panic: boom"), "nor cut the tail");
+        }
+}
+
+Test(fingerprint, signals_differ_and_go_test_summaries_are_not_the_message)
+{
+        analyze(&a, "", 139, "./a.out");
+        analyze(&b, "", 137, "./a.out");
+        cr_assert_str_eq(a.diags[0].message, "killed by signal 11: Segmentation fault");
+        cr_assert_str_neq(a.cause, b.cause, "a segfault is not a SIGKILL");
+        analyze(&a, "2026/11/29 15:36:10 config missing\nFAIL\texample\t0.003s\nFAIL\n", 1,
+                "go test ./...");
+        cr_assert_str_eq(a.diags[0].message, "2026/11/29 15:36:10 config missing");
+        analyze(&b, "exit status 3\nFAIL\texample\t0.003s\n", 1, "go test ./...");
+        cr_assert_str_eq(b.diags[0].message, "exit status 3");
+        cr_assert_str_neq(a.cause, b.cause);
+}
+
+Test(fingerprint, go_test_builds_are_not_vet_and_go_vet_type_errors_count)
+{
+        analyze(&a, "# example/a\n./a.go:5:9: undefined: y\nFAIL\texample/a [build failed]\n", 1,
+                "go test ./...");
+        cr_assert_eq(a.diags[0].kind, HEAL_DIAG_COMPILE_ERROR, "%s",
+                     heal_diag_kind_name(a.diags[0].kind));
+        analyze(&b, "# example\nvet: a/a.go:5:9: undeclared name: y\n", 1, "go vet ./...");
+        cr_assert_eq(b.n_diags, 1);
+        cr_assert_str_eq(b.diags[0].file, "a/a.go");
+        cr_assert_eq(b.diags[0].kind, HEAL_DIAG_COMPILE_ERROR);
+}
