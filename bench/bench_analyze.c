@@ -15,6 +15,7 @@
 
 #include "heal/analyze.h"
 #include "heal/buf.h"
+#include "heal/prompt.h"
 
 #include "bench-util.h"
 
@@ -96,6 +97,79 @@ static void analyze(const char *text, size_t len)
         }
 }
 
+/* Outline of the corpus's nil-map case: a cold gopls (start, initialize, outline, stop), a warm
+ * one (outline only), and ctags; medians in ms of @runs (cold: at most 5). */
+static void outlines(unsigned runs)
+{
+        char dir[1024], path[1100];
+        const char *aliases[] = { "/home/dev/src/14-panic-nil-inner-map", NULL };
+        heal_analyze_opts ao = { .exit_code = 1, .command = "go test ./...", .aliases = aliases };
+        double cold[5], warm[1000], ctags[1000];
+        struct bench_stats s_cold, s_warm, s_ctags;
+        heal_lsp *l = NULL, *servers[2] = { NULL, NULL };
+        heal_context_opts co = { .servers = servers };
+        heal_analysis a;
+        heal_context ctx;
+        size_t len;
+        char *out;
+        unsigned n_cold = runs < 5 ? runs : 5;
+
+        snprintf(dir, sizeof(dir), "%s/broken/14-panic-nil-inner-map", HEAL_BENCH_DATA);
+        snprintf(path, sizeof(path), "%s/expected_failure.txt", dir);
+        if (!(out = read_file(path, &len)))
+                return;
+        ao.tree = co.tree = dir;
+        if (heal_analyze(&a, out, len, &ao, NULL) < 0) {
+                free(out);
+                return;
+        }
+        for (unsigned r = 0; r < n_cold; r++) {
+                uint64_t t = bench_now_ns();
+
+                if (heal_lsp_start(&l, "go", dir, 20000, NULL) < 0) {
+                        printf("  gopls: not available (install the gopls package)\n");
+                        goto out;
+                }
+                servers[0] = l;
+                if (heal_context_build(&ctx, &a, &co, NULL) == 0)
+                        heal_context_release(&ctx);
+                l = heal_lsp_free(l);
+                cold[r] = (double)(bench_now_ns() - t) / 1e6;
+        }
+        heal_lsp_start(&l, "go", dir, 20000, NULL);
+        servers[0] = l;
+        for (unsigned r = 0; r < runs; r++) {
+                uint64_t t = bench_now_ns();
+
+                if (heal_context_build(&ctx, &a, &co, NULL) == 0)
+                        heal_context_release(&ctx);
+                warm[r] = (double)(bench_now_ns() - t) / 1e6;
+        }
+        l = heal_lsp_free(l);
+        servers[0] = NULL;
+        for (unsigned r = 0; r < runs; r++) {
+                uint64_t t = bench_now_ns();
+
+                if (heal_context_build(&ctx, &a, &co, NULL) == 0)
+                        heal_context_release(&ctx);
+                ctags[r] = (double)(bench_now_ns() - t) / 1e6;
+        }
+        bench_stats_compute(&s_cold, cold, n_cold);
+        bench_stats_compute(&s_warm, warm, runs);
+        bench_stats_compute(&s_ctags, ctags, runs);
+        printf("\nsource windows + outline of tally.go (the nil-map case), median ms:\n"
+               "  gopls, cold (start + initialize + outline + stop)  %8.2f\n"
+               "  gopls, warm (outline)                              %8.2f\n"
+               "  ctags                                              %8.2f\n"
+               "ratios: cold/warm %.1f, ctags/warm %.1f\n",
+               s_cold.median, s_warm.median, s_ctags.median,
+               bench_ratio(s_cold.median, s_warm.median),
+               bench_ratio(s_ctags.median, s_warm.median));
+out:
+        heal_analysis_release(&a);
+        free(out);
+}
+
 int main(int argc, char **argv)
 {
         unsigned runs = 20;
@@ -146,6 +220,7 @@ int main(int argc, char **argv)
         printf("ratios of medians:\n  normalize+hash / raw hash   %6.1f\n"
                "  analyze 1 MiB / raw hash 1 MiB   %6.1f\n",
                bench_ratio(s_norm.median, s_raw.median), bench_ratio(s_an.median, s_raw1.median));
+        outlines(runs);
         for (size_t i = 0; i < c.n; i++)
                 free(c.text[i]);
         heal_buf_release(&log);

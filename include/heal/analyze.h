@@ -60,6 +60,19 @@ typedef struct heal_frame {
 } heal_frame;
 
 /**
+ * struct heal_fixit - A compiler's suggested edit (gcc and clang -fdiagnostics-parseable-fixits):
+ * replace the text from @line:@col up to, not including, @end_line:@end_col (1-based, columns
+ * in bytes) with @text; an empty range inserts.
+ * @from_note: it belongs to a note (often one of several alternatives), not to the diagnostic.
+ */
+typedef struct heal_fixit {
+        char *file;
+        unsigned line, col, end_line, end_col;
+        char *text;
+        bool from_note;
+} heal_fixit;
+
+/**
  * struct heal_diag - One diagnostic; every string owned by the analysis.
  * @kind, @severity: what it is.
  * @file, @line, @column: where (file relative to the tree when in it; NULL, 0, 0 if unknown).
@@ -70,6 +83,7 @@ typedef struct heal_frame {
  * @frames, @n_frames: the stack, innermost first (the first goroutine's, or the first access's
  *            for a race); @n_frames <= 64.
  * @notes, @n_notes: related lines: compiler notes, "created by", the race's other access.
+ * @fixits, @n_fixits: the compiler's suggested edits for it and its notes (at most 16).
  */
 typedef struct heal_diag {
         heal_diag_kind kind;
@@ -84,6 +98,8 @@ typedef struct heal_diag {
         size_t n_frames;
         char **notes;
         size_t n_notes;
+        heal_fixit *fixits;
+        size_t n_fixits;
 } heal_diag;
 
 /**

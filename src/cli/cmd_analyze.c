@@ -200,9 +200,25 @@ static json_t *str_or_null(const char *s)
         return s ? json_string_bytes(s, strlen(s)) : json_null();
 }
 
+static json_t *fixits_json(const heal_diag *d)
+{
+        json_t *v = json_array();
+
+        for (size_t i = 0; i < d->n_fixits; i++) {
+                const heal_fixit *f = &d->fixits[i];
+
+                json_array_append_new(
+                        v, json_pack("{s:o,s:i,s:i,s:i,s:i,s:o,s:b}", "file", str_or_null(f->file),
+                                     "line", (int)f->line, "column", (int)f->col, "end_line",
+                                     (int)f->end_line, "end_column", (int)f->end_col, "text",
+                                     str_or_null(f->text), "from_note", f->from_note));
+        }
+        return v;
+}
+
 static json_t *diag_json(const heal_diag *d)
 {
-        json_t *frames = json_array();
+        json_t *frames = json_array(), *o;
 
         for (size_t i = 0; i < d->n_frames; i++)
                 json_array_append_new(frames, json_pack("{s:o,s:o,s:i,s:b}", "function",
@@ -210,15 +226,18 @@ static json_t *diag_json(const heal_diag *d)
                                                         str_or_null(d->frames[i].file), "line",
                                                         (int)d->frames[i].line, "in_tree",
                                                         d->frames[i].in_tree));
-        return json_pack("{s:s,s:s,s:o,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "kind",
-                         heal_diag_kind_name(d->kind), "severity",
-                         d->severity == HEAL_SEVERITY_ERROR     ? "error"
-                         : d->severity == HEAL_SEVERITY_WARNING ? "warning"
-                                                                : "note",
-                         "file", str_or_null(d->file), "line", (int)d->line, "column",
-                         (int)d->column, "function", str_or_null(d->function), "message",
-                         str_or_null(d->message), "test", str_or_null(d->test), "frames", frames,
-                         "notes", strings_json(d->notes, d->n_notes));
+        o = json_pack("{s:s,s:s,s:o,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "kind",
+                      heal_diag_kind_name(d->kind), "severity",
+                      d->severity == HEAL_SEVERITY_ERROR     ? "error"
+                      : d->severity == HEAL_SEVERITY_WARNING ? "warning"
+                                                             : "note",
+                      "file", str_or_null(d->file), "line", (int)d->line, "column", (int)d->column,
+                      "function", str_or_null(d->function), "message", str_or_null(d->message),
+                      "test", str_or_null(d->test), "frames", frames, "notes",
+                      strings_json(d->notes, d->n_notes));
+        if (o)
+                json_object_set_new(o, "fixits", fixits_json(d));
+        return o;
 }
 
 static json_t *outlines_json(const heal_context *ctx)
@@ -316,6 +335,11 @@ static void report_human(const heal_analysis *a, const char *command, int exit_c
                         }
                 for (size_t k = 0; k < d->n_notes; k++)
                         printf("    note: %s\n", d->notes[k]);
+                for (size_t k = 0; k < d->n_fixits; k++)
+                        printf("    fix-it%s: %s:%u:%u-%u:%u -> \"%s\"\n",
+                               d->fixits[k].from_note ? " (a note's)" : "", d->fixits[k].file,
+                               d->fixits[k].line, d->fixits[k].col, d->fixits[k].end_line,
+                               d->fixits[k].end_col, d->fixits[k].text);
         }
         printf("\nfingerprints: exact %s, cause %s\n", a->exact, a->cause);
         if (a->n_tests_passed || a->n_tests_failed) {

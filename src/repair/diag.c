@@ -295,6 +295,11 @@ void test_list_add(struct actx *x, char ***v, size_t *n, const char *name, size_
 
 static void diag_release(heal_diag *d)
 {
+        for (size_t i = 0; i < d->n_fixits; i++) {
+                free(d->fixits[i].file);
+                free(d->fixits[i].text);
+        }
+        free(d->fixits);
         free(d->file);
         free(d->function);
         free(d->message);

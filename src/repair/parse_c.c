@@ -88,6 +88,67 @@ static heal_diag *compiler(struct actx *x, const struct loc *l, const char *fn, 
         return last;
 }
 
+/* The text of a fix-it, as clang and gcc escape it: \\ \" and \ooo (octal). */
+static size_t unescape(char *out, size_t len, const char *in, const char **end)
+{
+        size_t o = 0;
+
+        for (; *in && *in != '"' && o + 1 < len; in++) {
+                if (*in != '\\' || !in[1]) {
+                        out[o++] = *in;
+                } else if (in[1] >= '0' && in[1] <= '7') {
+                        unsigned v = 0;
+                        int k = 0;
+
+                        for (in++; k < 3 && *in >= '0' && *in <= '7'; k++, in++)
+                                v = v * 8 + (unsigned)(*in - '0');
+                        in--;
+                        out[o++] = (char)v;
+                } else {
+                        out[o++] = *++in;
+                }
+        }
+        out[o] = '\0';
+        *end = in;
+        return o;
+}
+
+/* fix-it:"main.c":{28:33-28:39}:"strcmp" after the diagnostic (or note) it belongs to. */
+static void fixit(struct actx *x, heal_diag *d, const char *s, bool from_note)
+{
+        unsigned l1, c1, l2, c2;
+        const char *q = strchr(s + 8, '"'), *brace, *end;
+        char file[1024], text[LINE_MAX_PARSED];
+        heal_fixit *v;
+        bool in_tree;
+
+        if (!d || d->n_fixits >= 16 || !q || !(brace = strstr(q, "\":{")) ||
+            sscanf(brace + 3, "%u:%u-%u:%u", &l1, &c1, &l2, &c2) != 4 ||
+            !(q = strstr(brace, "}:\"")))
+                return;
+        snprintf(file, sizeof(file), "%.*s", (int)(brace - (s + 8)), s + 8);
+        unescape(text, sizeof(text), q + 3, &end);
+        if (*end != '"')
+                return; /* cut off: not an edit to trust */
+        v = realloc(d->fixits, (d->n_fixits + 1) * sizeof(*v));
+        if (!v) {
+                x->error = -ENOMEM;
+                return;
+        }
+        d->fixits = v;
+        v[d->n_fixits] = (heal_fixit){
+                .line = l1, .col = c1, .end_line = l2, .end_col = c2, .from_note = from_note
+        };
+        v[d->n_fixits].file = path_in_tree(x->opts, file, strlen(file), &in_tree);
+        v[d->n_fixits].text = strdup(text);
+        if (!v[d->n_fixits].file || !v[d->n_fixits].text) {
+                free(v[d->n_fixits].file), free(v[d->n_fixits].text);
+                x->error = -ENOMEM;
+                return;
+        }
+        d->n_fixits++;
+}
+
 /* "    #1 0x555c811f3291 in context_open /path/main.c:16" (also ":16:5", or "(module+0x..)") */
 static void asan_frame(struct actx *x, heal_diag *d, const char *s)
 {
@@ -196,7 +257,7 @@ void parse_c(struct actx *x)
         const struct lines *L = x->lines;
         char fn[256] = "", ld_fn[256] = "";
         heal_diag *last = NULL;
-        bool link = false;
+        bool link = false, note = false;
 
         for (size_t i = 0; i < L->n && !x->error; i++) {
                 const char *s = L->v[i];
@@ -204,6 +265,10 @@ void parse_c(struct actx *x)
 
                 if (in_function(s, fn, sizeof(fn)))
                         continue;
+                if (starts_with(s, "fix-it:\"")) {
+                        fixit(x, last, s, note);
+                        continue;
+                }
                 if (strstr(s, "ERROR: ") && strstr(s, "Sanitizer: ")) {
                         i = sanitizer(x, i);
                         last = NULL;
@@ -221,7 +286,10 @@ void parse_c(struct actx *x)
                         (void)d;
                         link = true;
                 } else if (s[0] != ' ' && parse_loc(s, &l, c_ext)) {
-                        last = compiler(x, &l, fn, last);
+                        heal_diag *d = compiler(x, &l, fn, last);
+
+                        note = d == last && d && starts_with(l.rest, "note: ");
+                        last = d;
                 }
         }
 }

@@ -99,6 +99,13 @@ static void diagnostic(heal_buf *b, size_t n, const heal_diag *d)
         }
         for (size_t k = 0; k < d->n_notes && k < 6; k++)
                 heal_buf_printf(b, "   note: %s\n", d->notes[k]);
+        for (size_t k = 0; k < d->n_fixits && k < 6; k++)
+                heal_buf_printf(
+                        b,
+                        "   the compiler suggests%s: at %s:%u:%u, replace up to %u:%u with \"%s\"\n",
+                        d->fixits[k].from_note ? " (in a note)" : "", d->fixits[k].file,
+                        d->fixits[k].line, d->fixits[k].col, d->fixits[k].end_line,
+                        d->fixits[k].end_col, d->fixits[k].text);
 }
 
 static const char *language(const char *file)

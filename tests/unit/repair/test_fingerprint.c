@@ -311,3 +311,27 @@ Test(fingerprint, go_test_builds_are_not_vet_and_go_vet_type_errors_count)
         cr_assert_str_eq(b.diags[0].file, "a/a.go");
         cr_assert_eq(b.diags[0].kind, HEAL_DIAG_COMPILE_ERROR);
 }
+
+Test(fingerprint, compiler_fixits)
+{
+        analyze(&a,
+                "fx.c:2:35: warning: using the result of an assignment as a condition without "
+                "parentheses [-Wparentheses]\n"
+                "fx.c:2:35: note: use '==' to turn this assignment into an equality comparison\n"
+                "fix-it:\"fx.c\":{2:35-2:36}:\"==\"\n"
+                "fx.c:2:67: error: expected ';' after expression\n"
+                "fix-it:\"fx.c\":{2:67-2:67}:\";\"\n"
+                "fix-it:\"fx.c\":{2:1-2:1}:\"\\\"q\\\\\\011\"\n",
+                1, "clang -fdiagnostics-parseable-fixits -c fx.c");
+        cr_assert_eq(a.n_diags, 2);
+        cr_assert_eq(a.diags[0].n_fixits, 1);
+        cr_assert(a.diags[0].fixits[0].from_note);
+        cr_assert_str_eq(a.diags[0].fixits[0].text, "==");
+        cr_assert_eq(a.diags[0].fixits[0].col, 35);
+        cr_assert_eq(a.diags[0].fixits[0].end_col, 36);
+        cr_assert_eq(a.diags[1].n_fixits, 2);
+        cr_assert_not(a.diags[1].fixits[0].from_note);
+        cr_assert_str_eq(a.diags[1].fixits[0].file, "fx.c");
+        cr_assert_str_eq(a.diags[1].fixits[0].text, ";");
+        cr_assert_str_eq(a.diags[1].fixits[1].text, "\"q\\\t", "escapes undone");
+}
