@@ -273,9 +273,14 @@ static void merge(struct cands *c)
                         if (c->v[i].priority < p->priority)
                                 p->anchor = c->v[i].anchor;
                         p->priority = MIN(p->priority, c->v[i].priority);
-                        if (!strstr(p->why, c->v[i].why))
-                                snprintf(p->why + strlen(p->why), sizeof(p->why) - strlen(p->why),
-                                         "; %s", c->v[i].why);
+                        if (!strstr(p->why, c->v[i].why)) {
+                                size_t l = strlen(p->why), k = strlen(c->v[i].why);
+
+                                if (l + 2 + k < sizeof(p->why)) { /* else the first reasons do */
+                                        memcpy(p->why + l, "; ", 2);
+                                        memcpy(p->why + l + 2, c->v[i].why, k + 1);
+                                }
+                        }
                         continue;
                 }
                 c->v[out++] = c->v[i];
