@@ -135,6 +135,31 @@ void message_template(char *out, size_t len, const char *msg, const char *code)
         out[MIN(o, len - 1)] = '\0';
 }
 
+/* A race is the pair of functions that touch the memory, in either order: the detector may
+ * report it once or twice, as "read / previous write" or the other way round, from run to
+ * run. */
+static int race_tuple(char **ret, const heal_diag *d)
+{
+        const char *a = d->function ? d->function : "", *b = "";
+        char other[256] = "";
+
+        for (size_t k = 0; k < d->n_notes; k++)
+                if (starts_with(d->notes[k], "other access: ")) {
+                        const char *f = d->notes[k] + 14, *at = strstr(f, " at ");
+
+                        snprintf(other, sizeof(other), "%.*s", (int)(at ? at - f : (long)strlen(f)),
+                                 f);
+                        b = other;
+                }
+        if (strcmp(a, b) > 0) {
+                const char *t = a;
+
+                a = b;
+                b = t;
+        }
+        return asprintf(ret, "data_race\t%s\t%s", a, b) < 0 ? -1 : 0;
+}
+
 int fingerprint_cause(heal_analysis *a, const heal_analyze_opts *o, heal_error *err)
 {
         char **tuples = calloc(a->n_diags + 1, sizeof(*tuples));
@@ -150,6 +175,12 @@ int fingerprint_cause(heal_analysis *a, const heal_analyze_opts *o, heal_error *
 
                 if (d->severity != HEAL_SEVERITY_ERROR)
                         continue;
+                if (d->kind == HEAL_DIAG_DATA_RACE) {
+                        if (race_tuple(&tuples[n], d) < 0)
+                                break;
+                        n++;
+                        continue;
+                }
                 if (!source_function(o, d->file, d->line, fn, sizeof(fn), code, sizeof(code)))
                         code[0] = '\0';
                 message_template(tmpl, sizeof(tmpl), d->message, code[0] ? code : NULL);

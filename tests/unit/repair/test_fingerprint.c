@@ -335,3 +335,23 @@ Test(fingerprint, compiler_fixits)
         cr_assert_str_eq(a.diags[1].fixits[0].text, ";");
         cr_assert_str_eq(a.diags[1].fixits[1].text, "\"q\\\t", "escapes undone");
 }
+
+#define RACE(first, firstfn, other, otherfn)                                              \
+ "==================\nWARNING: DATA RACE\n" first " at 0x00c000018228 by goroutine 12:\n" \
+ "  " firstfn "()\n      /src/v.go:24 +0xc4\n\n" other                                    \
+ " at 0x00c000018228 by goroutine 7:\n  " otherfn "()\n      /src/v.go:20 +0x10f\n"       \
+ "==================\n"
+
+/* The detector may report a race once or twice, either access first, from run to run. */
+Test(fingerprint, a_race_is_its_pair_of_functions)
+{
+        pair(RACE("Read", "example.F.func1", "Previous write", "example.F"),
+             RACE("Read", "example.F.func1", "Previous write", "example.F")
+                     RACE("Write", "example.F", "Previous read", "example.F.func1"),
+             1);
+        cr_assert_str_eq(a.cause, b.cause);
+        cr_assert_str_neq(a.exact, b.exact);
+        pair(RACE("Read", "example.F.func1", "Previous write", "example.F"),
+             RACE("Read", "example.G.func1", "Previous write", "example.G"), 1);
+        cr_assert_str_neq(a.cause, b.cause, "another race");
+}
