@@ -113,12 +113,13 @@ typedef struct heal_context_opts {
  * heal_context_build() - Source windows for @a's error diagnostics (at most 8): the function
  * around each place (or lines around it), the functions of up to 3 stack frames in the tree,
  * the failing test's function (found in the *_test.go files next to the place, or at the
- * tree's top); overlapping or adjacent windows of a file merged; the lowest priorities
- * dropped first to fit @o->token_budget (the most needed one cut to lines around its place if
- * it alone does not fit); then the outlines of the first errors' files (from a matching
- * language server of @o->servers, else Universal Ctags run for at most 5 s; none when neither
- * answers) if they fit. Files over 4 MiB, outside the
- * tree (symlinks and ".." resolved beneath it) or unreadable are skipped.
+ * tree's top), and with a language server the definitions of names the first errors mention
+ * (textDocument/definition of each identifier of the message found on the error's line);
+ * overlapping or adjacent windows of a file merged; the lowest priorities dropped first to fit
+ * @o->token_budget (the most needed one cut to lines around its place if it alone does not fit);
+ * then the outlines of the first errors' files (from a matching language server of @o->servers,
+ * else Universal Ctags run for at most 5 s; none when neither answers) if they fit. Files over 4
+ * MiB, outside the tree (symlinks and ".." resolved beneath it) or unreadable are skipped.
  * @ret: filled on success; release with heal_context_release().
  * Return: 0 (possibly with no window); -EINVAL for a NULL argument or tree; -ENOMEM.
  */

@@ -5,6 +5,7 @@
  * function is short enough to read whole; the function of a Go or C place runs from the nearest
  * definition above it to the next "}" at column 0.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -241,6 +242,83 @@ static void collect(struct cands *c, const heal_analysis *a, const heal_context_
         }
 }
 
+static heal_lsp *server_for(const heal_context_opts *o, const char *file)
+{
+        for (size_t k = 0; o->servers && o->servers[k]; k++) {
+                const char *lang = heal_lsp_language(o->servers[k]);
+
+                if (strcmp(lang, "go") == 0 ? ends_with(file, ".go")
+                                            : ends_with(file, ".c") || ends_with(file, ".h"))
+                        return o->servers[k];
+        }
+        return NULL;
+}
+
+/* The 1-based column of @word as a whole word in @text, or 0. */
+static unsigned word_column(const char *text, const char *word, size_t n)
+{
+        for (const char *p = text; (p = strstr(p, word)); p++)
+                if ((p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+                    !(isalnum((unsigned char)p[n]) || p[n] == '_'))
+                        return (unsigned)(p - text) + 1;
+        return 0;
+}
+
+/*
+ * Where the names an error mentions are declared: for each identifier of the message that
+ * also stands on the error's line (BackoffMillis in "c.BackoffMillis * time.Millisecond"),
+ * the language server's definition, when it is in the tree and away from the place: a field
+ * of a struct in another file, the function a call went to.
+ */
+static void add_definitions(struct cands *c, const heal_analysis *a, const heal_context_opts *o,
+                            int *error)
+{
+        size_t diags = 0;
+
+        for (size_t i = 0; i < a->n_diags && diags < 3 && !*error; i++) {
+                const heal_diag *d = &a->diags[i];
+                heal_lsp *server;
+                struct srcfile f;
+                char line[LINE_MAX_PARSED];
+                unsigned asked = 0;
+
+                if (d->severity != HEAL_SEVERITY_ERROR || !d->file || !d->line ||
+                    !(server = server_for(o, d->file)))
+                        continue;
+                diags++;
+                if (!src_load(&f, o->tree, d->file) || d->line > f.n) {
+                        src_release(&f);
+                        continue;
+                }
+                src_line(&f, d->line, line, sizeof(line));
+                src_release(&f);
+                for (const char *m = d->message; *m && asked < 3;) {
+                        char word[128], file[512], why[300];
+                        size_t n = 0;
+                        unsigned col, dline;
+
+                        if (!(isalpha((unsigned char)*m) || *m == '_')) {
+                                m++;
+                                continue;
+                        }
+                        while (isalnum((unsigned char)m[n]) || m[n] == '_')
+                                n++;
+                        snprintf(word, sizeof(word), "%.*s", (int)MIN(n, sizeof(word) - 1), m);
+                        m += n;
+                        if (n < 3 || !(col = word_column(line, word, strlen(word))))
+                                continue;
+                        asked++;
+                        if (lsp_definition(server, d->file, d->line, col, file, sizeof(file),
+                                           &dline) < 0 ||
+                            (strcmp(file, d->file) == 0 && dline + 8 >= d->line &&
+                             dline <= d->line + 8))
+                                continue;
+                        snprintf(why, sizeof(why), "definition of %s", word);
+                        add_place(c, o, file, dline, 1, 4, why, error);
+                }
+        }
+}
+
 static int by_file_line(const void *x, const void *y)
 {
         const struct cand *a = x, *b = y;
@@ -398,6 +476,8 @@ int heal_context_build(heal_context *ret, const heal_analysis *a, const heal_con
         if (!o.lines_around)
                 o.lines_around = 8;
         collect(&c, a, &o, &error);
+        if (!error)
+                add_definitions(&c, a, &o, &error);
         if (!error)
                 merge(&c);
         ctx.windows = calloc(c.n ? c.n : 1, sizeof(*ctx.windows));

@@ -348,3 +348,64 @@ int lsp_outline(heal_lsp *l, const char *file, char **ret)
         free(tags);
         return r;
 }
+
+/* A file:// URI in the tree as a relative path into @out; false when outside it. */
+static bool uri_in_tree(const heal_lsp *l, const char *uri, char *out, size_t len)
+{
+        size_t n = strlen(l->tree);
+
+        if (!starts_with(uri, "file://") || strncmp(uri + 7, l->tree, n) != 0 || uri[7 + n] != '/')
+                return false;
+        snprintf(out, len, "%s", uri + 7 + n + 1);
+        return out[0] != '\0';
+}
+
+int lsp_definition(heal_lsp *l, const char *file, unsigned line, unsigned col, char *ret_file,
+                   size_t len, unsigned *ret_line)
+{
+        char uri[PATH_MAX * 2];
+        heal_buf text = HEAL_BUF_INIT(4u << 20);
+        FILE *f = tree_open(l->tree, file, 4u << 20);
+        json_t *result = NULL, *loc, *target;
+        char chunk[65536];
+        size_t n;
+        int r;
+
+        if (!f || line == 0 || col == 0) {
+                if (f)
+                        fclose(f);
+                return -ENOENT;
+        }
+        while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+                heal_buf_append(&text, chunk, n);
+        fclose(f);
+        snprintf(uri, sizeof(uri), "file://%s/%s", l->tree, file);
+        r = notify(l, "textDocument/didOpen",
+                   json_pack("{s:{s:s,s:s,s:i,s:s}}", "textDocument", "uri", uri, "languageId",
+                             l->language, "version", 1, "text", text.data ? text.data : ""));
+        heal_buf_release(&text);
+        /* LSP positions are 0-based; columns count UTF-16 units, bytes for ASCII lines */
+        if (r == 0)
+                r = request(l, "textDocument/definition",
+                            json_pack("{s:{s:s},s:{s:i,s:i}}", "textDocument", "uri", uri,
+                                      "position", "line", (int)line - 1, "character", (int)col - 1),
+                            &result);
+        notify(l, "textDocument/didClose", json_pack("{s:{s:s}}", "textDocument", "uri", uri));
+        /* Location | Location[] | LocationLink[] */
+        loc = json_is_array(result) ? json_array_get(result, 0) : result;
+        target = json_object_get(loc, "targetUri") ? json_object_get(loc, "targetUri")
+                                                   : json_object_get(loc, "uri");
+        if (r == 0 &&
+            (!json_is_string(target) || !uri_in_tree(l, json_string_value(target), ret_file, len)))
+                r = -ENOENT;
+        if (r == 0) {
+                json_t *range =
+                        json_object_get(loc, "targetRange") ?: json_object_get(loc, "range");
+
+                *ret_line = (unsigned)json_integer_value(
+                                    json_object_get(json_object_get(range, "start"), "line")) +
+                            1;
+        }
+        json_decref(result);
+        return r;
+}

@@ -96,6 +96,9 @@ int skeleton_outline(const char *tree, const char *file, char **ret);
 /* lsp.c: @file's outline from a running language server; -ENOENT, -ETIMEDOUT, -EPIPE, ... */
 struct heal_lsp;
 int lsp_outline(struct heal_lsp *l, const char *file, char **ret);
+/* Where what is at @file:@line:@col (1-based) is defined, when that is in the tree. */
+int lsp_definition(struct heal_lsp *l, const char *file, unsigned line, unsigned col,
+                   char *ret_file, size_t len, unsigned *ret_line);
 
 /* fingerprint.c */
 int fingerprint_exact(heal_analysis *a, const char *text, size_t len, const heal_analyze_opts *o,

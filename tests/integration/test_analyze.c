@@ -566,3 +566,43 @@ Test(analyze, test_files_of_subpackages_are_found)
         test_rmtree(dir);
         free(dir);
 }
+
+/* The names an error mentions, looked up where they are declared (here another file). */
+Test(analyze, gopls_finds_the_definitions_an_error_names, .timeout = 120)
+{
+        char *dir = test_tempdir();
+        static const char out[] = "# example\n./main.go:6:9: invalid operation: c.BackoffMillis * "
+                                  "time.Millisecond (mismatched types int and time.Duration)\n";
+        heal_analyze_opts ao = { .exit_code = 2, .command = "go build ./..." };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_lsp *l = NULL, *servers[2] = { NULL, NULL };
+        heal_context_opts co = { .servers = servers };
+        heal_analysis a;
+        heal_context ctx;
+        bool found = false;
+
+        test_require("gopls");
+        test_write_file(dir, "go.mod", "module example\n\ngo 1.19\n");
+        test_write_file(dir, "config.go",
+                        "package main\n\ntype Config struct {\n\tRetries int\n\tBackoffMillis "
+                        "int\n}\n");
+        test_write_file(dir, "main.go",
+                        "package main\n\nimport \"time\"\n\nfunc delay(c Config) time.Duration "
+                        "{\n\treturn c.BackoffMillis * time.Millisecond\n}\n\nfunc main() { _ = "
+                        "delay(Config{}) }\n");
+        ao.tree = co.tree = dir;
+        cr_assert_eq(heal_analyze(&a, out, strlen(out), &ao, &err), 0, "%s", err.msg);
+        cr_assert_eq(heal_lsp_start(&l, "go", dir, 20000, &err), 0, "%s", err.msg);
+        servers[0] = l;
+        cr_assert_eq(heal_context_build(&ctx, &a, &co, &err), 0, "%s", err.msg);
+        for (size_t i = 0; i < ctx.n_windows; i++)
+                found |= strcmp(ctx.windows[i].file, "config.go") == 0 &&
+                         strstr(ctx.windows[i].why, "definition of BackoffMillis") &&
+                         strstr(ctx.windows[i].text, "BackoffMillis int");
+        cr_assert(found, "config.go's struct is shown (%zu windows)", ctx.n_windows);
+        heal_context_release(&ctx);
+        heal_lsp_free(l);
+        heal_analysis_release(&a);
+        test_rmtree(dir);
+        free(dir);
+}
