@@ -312,34 +312,48 @@ static size_t symbols_to_tags(json_t *result, struct tag *v, size_t max)
         return n;
 }
 
-int lsp_outline(heal_lsp *l, const char *file, char **ret)
+/* didOpen @file (beneath the tree) and its URI into @uri; -ENOENT when it cannot be read. */
+static int open_document(heal_lsp *l, const char *file, char *uri, size_t len)
 {
-        char uri[PATH_MAX * 2];
         heal_buf text = HEAL_BUF_INIT(4u << 20);
         FILE *f = tree_open(l->tree, file, 4u << 20);
-        struct tag *tags = NULL;
-        json_t *result = NULL;
         char chunk[65536];
         size_t n;
         int r;
 
-        *ret = NULL;
         if (!f)
                 return -ENOENT;
         while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
                 heal_buf_append(&text, chunk, n);
         fclose(f);
-        snprintf(uri, sizeof(uri), "file://%s/%s", l->tree, file);
+        snprintf(uri, len, "file://%s/%s", l->tree, file);
         r = notify(l, "textDocument/didOpen",
                    json_pack("{s:{s:s,s:s,s:i,s:s}}", "textDocument", "uri", uri, "languageId",
                              l->language, "version", 1, "text", text.data ? text.data : ""));
         heal_buf_release(&text);
+        return r;
+}
+
+static void close_document(heal_lsp *l, const char *uri)
+{
+        notify(l, "textDocument/didClose", json_pack("{s:{s:s}}", "textDocument", "uri", uri));
+}
+
+int lsp_outline(heal_lsp *l, const char *file, char **ret)
+{
+        char uri[PATH_MAX * 2];
+        struct tag *tags = NULL;
+        json_t *result = NULL;
+        size_t n;
+        int r;
+
+        *ret = NULL;
+        r = open_document(l, file, uri, sizeof(uri));
         if (r == 0)
                 r = request(l, "textDocument/documentSymbol",
                             json_pack("{s:{s:s}}", "textDocument", "uri", uri), &result);
         if (r == 0)
-                notify(l, "textDocument/didClose",
-                       json_pack("{s:{s:s}}", "textDocument", "uri", uri));
+                close_document(l, uri);
         tags = calloc(4096, sizeof(*tags));
         n = r == 0 && tags ? symbols_to_tags(result, tags, 4096) : 0;
         json_decref(result);
@@ -364,33 +378,20 @@ int lsp_definition(heal_lsp *l, const char *file, unsigned line, unsigned col, c
                    size_t len, unsigned *ret_line)
 {
         char uri[PATH_MAX * 2];
-        heal_buf text = HEAL_BUF_INIT(4u << 20);
-        FILE *f = tree_open(l->tree, file, 4u << 20);
         json_t *result = NULL, *loc, *target;
-        char chunk[65536];
-        size_t n;
         int r;
 
-        if (!f || line == 0 || col == 0) {
-                if (f)
-                        fclose(f);
+        if (line == 0 || col == 0)
                 return -ENOENT;
-        }
-        while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-                heal_buf_append(&text, chunk, n);
-        fclose(f);
-        snprintf(uri, sizeof(uri), "file://%s/%s", l->tree, file);
-        r = notify(l, "textDocument/didOpen",
-                   json_pack("{s:{s:s,s:s,s:i,s:s}}", "textDocument", "uri", uri, "languageId",
-                             l->language, "version", 1, "text", text.data ? text.data : ""));
-        heal_buf_release(&text);
+        r = open_document(l, file, uri, sizeof(uri));
         /* LSP positions are 0-based; columns count UTF-16 units, bytes for ASCII lines */
         if (r == 0)
                 r = request(l, "textDocument/definition",
                             json_pack("{s:{s:s},s:{s:i,s:i}}", "textDocument", "uri", uri,
                                       "position", "line", (int)line - 1, "character", (int)col - 1),
                             &result);
-        notify(l, "textDocument/didClose", json_pack("{s:{s:s}}", "textDocument", "uri", uri));
+        if (r == 0)
+                close_document(l, uri);
         /* Location | Location[] | LocationLink[] */
         loc = json_is_array(result) ? json_array_get(result, 0) : result;
         target = json_object_get(loc, "targetUri") ? json_object_get(loc, "targetUri")
