@@ -71,10 +71,14 @@ typedef struct heal_patch {
  * @tree:      the tree (absolute); required.
  * @protected: NULL-terminated fnmatch(3) patterns matched against the relative path and each
  *             of its directories, or NULL for the defaults "*_test.go", "testdata", "tests".
+ * @base:      a patch the edits apply on top of (a search node's edits so far), or NULL: its
+ *             files are read from its @after instead of the tree, and the result holds its
+ *             changes too (each file's @before stays the tree's).
  */
 typedef struct heal_apply_opts {
         const char *tree;
         const char *const *protected;
+        const heal_patch *base;
 } heal_apply_opts;
 
 /**
@@ -91,6 +95,12 @@ typedef struct heal_apply_opts {
  */
 int heal_edits_apply(const heal_edits *e, const heal_apply_opts *o, heal_patch *ret,
                      heal_error *err);
+
+/**
+ * heal_patch_copy() - A deep copy of @p into @ret (release it with heal_patch_release()).
+ * Return: 0; -ENOMEM (@ret then zeroed).
+ */
+int heal_patch_copy(heal_patch *ret, const heal_patch *p);
 
 /** heal_patch_release() - Free what @p owns and zero it; accepts a zeroed patch. */
 void heal_patch_release(heal_patch *p);

@@ -116,6 +116,11 @@ typedef struct heal_sandbox_limits {
  * @HEAL_SANDBOX_ISOLATION_NONE: no namespaces and no seccomp filter: only limits, a new session
  *                               and process group, the environment allow-list and a private
  *                               temporary directory. Contains much less; see docs/sandbox.md.
+ * @HEAL_SANDBOX_EXTEND_DEFAULT: the mount plan's entries are applied on top of the default view
+ *                               instead of replacing it (its first entry need not be "/"); an
+ *                               entry whose target is the working directory takes the place of
+ *                               the default's bind of it. How heal's repair workspaces stack a
+ *                               candidate's files over the tree.
  */
 enum heal_sandbox_flags {
         HEAL_SANDBOX_SHARE_NET = 1u << 0,
@@ -124,6 +129,7 @@ enum heal_sandbox_flags {
         HEAL_SANDBOX_NO_SECCOMP = 1u << 3,
         HEAL_SANDBOX_ALLOW_PTRACE = 1u << 4,
         HEAL_SANDBOX_ISOLATION_NONE = 1u << 5,
+        HEAL_SANDBOX_EXTEND_DEFAULT = 1u << 6,
 };
 
 /**

@@ -365,6 +365,8 @@ int heal_edits_apply(const heal_edits *e, const heal_apply_opts *o, heal_patch *
 
         if (!e || !o || !o->tree || !ret)
                 return heal_error_set(err, -EINVAL, "invalid argument");
+        if (o->base && heal_patch_copy(&p, o->base) < 0)
+                return heal_error_set(err, -ENOMEM, "out of memory");
         for (size_t i = 0; r == 0 && i < e->n; i++)
                 r = apply_one(&p, &e->v[i], i, o, err);
         if (r < 0) {
@@ -372,6 +374,37 @@ int heal_edits_apply(const heal_edits *e, const heal_apply_opts *o, heal_patch *
                 return r;
         }
         *ret = p;
+        return 0;
+}
+
+static char *dup_or_null(const char *s, bool *failed)
+{
+        char *d = s ? strdup(s) : NULL;
+
+        *failed |= s && !d;
+        return d;
+}
+
+int heal_patch_copy(heal_patch *ret, const heal_patch *p)
+{
+        bool failed = false;
+
+        memset(ret, 0, sizeof(*ret));
+        if (!p->n_files)
+                return 0;
+        ret->files = calloc(p->n_files, sizeof(*ret->files));
+        if (!ret->files)
+                return -ENOMEM;
+        ret->n_files = p->n_files;
+        for (size_t i = 0; i < p->n_files; i++) {
+                ret->files[i].file = dup_or_null(p->files[i].file, &failed);
+                ret->files[i].before = dup_or_null(p->files[i].before, &failed);
+                ret->files[i].after = dup_or_null(p->files[i].after, &failed);
+        }
+        if (failed) {
+                heal_patch_release(ret);
+                return -ENOMEM;
+        }
         return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "heal/analyze.h"
+#include "heal/edit.h"
 
 #define DIAGS_MAX       256
 #define FRAMES_MAX      64
@@ -72,6 +73,10 @@ void parse_python(struct actx *x);
 /* source.c: the enclosing function of FILE:LINE read from the tree, and the line's text */
 bool source_function(const heal_analyze_opts *o, const char *file, unsigned line, char *fn,
                      size_t fn_len, char *text, size_t text_len);
+
+/* Files tree_open() reads from @p (their after) instead of the tree, on this thread, until
+ * reset with NULL: the analysis and context of a search node see its workspace. */
+void repair_overlay_set(const heal_patch *p);
 
 /* @rel opened for reading beneath @tree (no "..", no symlink out of it), if a regular file of
  * at most @max_bytes; NULL otherwise. */

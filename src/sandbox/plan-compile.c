@@ -561,3 +561,45 @@ fail:
         plan_entries_free(v, n);
         return heal_error_prefix(err, r, "default view");
 }
+
+int plan_extend_default(struct mount_entry **ret, size_t *ret_n, const char *cwd, unsigned flags,
+                        const struct mount_entry *extra, size_t n_extra, heal_error *err)
+{
+        struct mount_entry *v = NULL, *grown;
+        size_t n = 0;
+        int r = plan_default_view(&v, &n, cwd, flags, err);
+
+        for (size_t i = 0; r >= 0 && i < n_extra; i++) {
+                size_t j = 0;
+
+                while (j < n && strcmp(v[j].target, extra[i].target) != 0)
+                        j++;
+                if (strcmp(extra[i].target, "/") == 0 || (j < n && strcmp(v[j].target, cwd) != 0)) {
+                        r = heal_error_set(err, -EINVAL,
+                                           "mount entry %zu (%s at '%s'): the default view "
+                                           "mounts it already",
+                                           i, plan_kind_name(extra[i].kind), extra[i].target);
+                        break;
+                }
+                if (j < n) { /* the working directory: this entry replaces the default's */
+                        plan_entry_release(&v[j]);
+                        memmove(v + j, v + j + 1, (n - j - 1) * sizeof(*v));
+                        n--;
+                }
+                grown = realloc(v, (n + 1) * sizeof(*v));
+                if (!grown || plan_entry_dup(&grown[n], &extra[i]) < 0) {
+                        v = grown ? grown : v;
+                        r = heal_error_set(err, -ENOMEM, "out of memory");
+                        break;
+                }
+                v = grown;
+                n++;
+        }
+        if (r < 0) {
+                plan_entries_free(v, n);
+                return r;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}

@@ -59,6 +59,24 @@ void plan_entry_release(struct mount_entry *e)
         memset(e, 0, sizeof(*e));
 }
 
+int plan_entry_dup(struct mount_entry *ret, const struct mount_entry *e)
+{
+        char *const *from[] = { &e->source,    &e->target,   &e->tmpfs_opts, &e->size,
+                                &e->nr_inodes, &e->lowerdir, &e->upperdir,   &e->workdir };
+        char **to[] = { &ret->source,    &ret->target,   &ret->tmpfs_opts, &ret->size,
+                        &ret->nr_inodes, &ret->lowerdir, &ret->upperdir,   &ret->workdir };
+
+        *ret = *e;
+        for (size_t i = 0; i < ELEMENTSOF(to); i++)
+                *to[i] = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(to); i++)
+                if (*from[i] && !(*to[i] = strdup(*from[i]))) {
+                        plan_entry_release(ret);
+                        return -ENOMEM;
+                }
+        return 0;
+}
+
 /* Normalise an absolute path: collapse "//", drop "/." and a trailing '/'; refuse "..". */
 static int normalize_path(char **ret, const char *path)
 {

@@ -138,7 +138,14 @@ static int prepare_plan(struct run *run, heal_error *err)
         }
         if (sb->flags & HEAL_SANDBOX_ISOLATION_NONE)
                 return 0;
-        if (n == 0) {
+        if (n > 0 && (sb->flags & HEAL_SANDBOX_EXTEND_DEFAULT)) {
+                r = plan_extend_default(&run->view, &run->n_view, run->cwd, sb->flags, entries, n,
+                                        err);
+                if (r < 0)
+                        return r;
+                entries = run->view;
+                n = run->n_view;
+        } else if (n == 0) {
                 r = plan_default_view(&run->view, &run->n_view, run->cwd, sb->flags, err);
                 if (r < 0)
                         return r;

@@ -205,8 +205,13 @@ void plan_entries_free(struct mount_entry *entries, size_t n);
 int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err);
 bool path_under(const char *path, const char *prefix);
 void plan_entry_release(struct mount_entry *e);
+/* A deep copy of @e into @ret; -ENOMEM. */
+int plan_entry_dup(struct mount_entry *ret, const struct mount_entry *e);
 int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, unsigned flags,
                       heal_error *err);
+/* The default view for @cwd with @extra's entries after it (HEAL_SANDBOX_EXTEND_DEFAULT). */
+int plan_extend_default(struct mount_entry **ret, size_t *ret_n, const char *cwd, unsigned flags,
+                        const struct mount_entry *extra, size_t n_extra, heal_error *err);
 struct plan_compiled {
         struct child_op *ops;
         size_t n_ops;

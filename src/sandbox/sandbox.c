@@ -76,8 +76,8 @@ int heal_sandbox_add_mount(heal_sandbox *sb, const char *type, const char *sourc
                                       "mount entry %zu (at '%s'): unknown type '%s' (known: bind, "
                                       "tmpfs, proc, overlay, dev, symlink)",
                                       sb->n_entries, target ? target : "", type);
-        return plan_entry_add(&sb->entries, &sb->n_entries, (int)t, source, target, options, false,
-                              err);
+        return plan_entry_add(&sb->entries, &sb->n_entries, (int)t, source, target, options,
+                              sb->flags & HEAL_SANDBOX_EXTEND_DEFAULT, err);
 }
 
 int heal_sandbox_set_limits(heal_sandbox *sb, const heal_sandbox_limits *limits, heal_error *err)
@@ -97,7 +97,8 @@ int heal_sandbox_set_flags(heal_sandbox *sb, unsigned flags, heal_error *err)
 {
         const unsigned known = HEAL_SANDBOX_SHARE_NET | HEAL_SANDBOX_CWD_OVERLAY |
                                HEAL_SANDBOX_ALLOW_USERNS | HEAL_SANDBOX_NO_SECCOMP |
-                               HEAL_SANDBOX_ALLOW_PTRACE | HEAL_SANDBOX_ISOLATION_NONE;
+                               HEAL_SANDBOX_ALLOW_PTRACE | HEAL_SANDBOX_ISOLATION_NONE |
+                               HEAL_SANDBOX_EXTEND_DEFAULT;
 
         if (!sb || (flags & ~known))
                 return heal_error_set(err, -EINVAL, "unknown sandbox flags 0x%x", flags & ~known);

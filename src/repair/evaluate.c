@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Evaluating candidates: each in its own workspace, up to s->workers at once (one thread per
+ * run: a run is a blocking wait on a sandbox), then, on the calling thread, the outcome class
+ * against the root's failure and the parent's, the reward, and its backing up to the root.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heal/repair.h"
+
+#include "repair/search-internal.h"
+
+struct pool {
+        struct search *s;
+        const int *ids;
+        size_t n;
+        atomic_size_t next;
+};
+
+static void *worker(void *arg)
+{
+        struct pool *p = arg;
+        size_t i;
+
+        while ((i = atomic_fetch_add(&p->next, 1)) < p->n) {
+                struct snode *x = &p->s->v[p->ids[i]];
+
+                if (x->evaluated)
+                        continue;
+                x->run_r = workspace_run(&x->res, &p->s->ws, p->s->o->argv, &x->pub.patch, NULL,
+                                         NULL, &x->run_err);
+        }
+        return NULL;
+}
+
+static void run_all(struct search *s, const int *ids, size_t n)
+{
+        struct pool p = { .s = s, .ids = ids, .n = n };
+        pthread_t t[16];
+        size_t nt = s->workers < n ? s->workers : n, started = 0;
+
+        if (nt > 16)
+                nt = 16;
+        atomic_init(&p.next, 0);
+        for (size_t i = 1; i < nt; i++)
+                if (pthread_create(&t[started], NULL, worker, &p) == 0)
+                        started++;
+        worker(&p); /* this thread works too, so a failed pthread_create only slows it down */
+        for (size_t i = 0; i < started; i++)
+                pthread_join(t[i], NULL);
+}
+
+static bool has_test(char *const *v, size_t n, const char *name)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i], name) == 0)
+                        return true;
+        return false;
+}
+
+/* The tests that passed in the baseline, and the ones that failed, must pass now. */
+static const char *lost_test(const heal_analysis *root, const heal_analysis *now, bool *was_failing)
+{
+        for (size_t i = 0; i < root->n_tests_passed; i++)
+                if (!has_test(now->tests_passed, now->n_tests_passed, root->tests_passed[i])) {
+                        *was_failing = false;
+                        return root->tests_passed[i];
+                }
+        for (size_t i = 0; i < root->n_tests_failed; i++)
+                if (!has_test(now->tests_passed, now->n_tests_passed, root->tests_failed[i])) {
+                        *was_failing = true;
+                        return root->tests_failed[i];
+                }
+        return NULL;
+}
+
+static bool diag_in(const heal_analysis *a, const heal_diag *d)
+{
+        for (size_t i = 0; i < a->n_diags; i++) {
+                const heal_diag *e = &a->diags[i];
+
+                if (e->kind == d->kind && e->severity == d->severity &&
+                    !strcmp(e->message, d->message) &&
+                    !strcmp(e->file ? e->file : "", d->file ? d->file : ""))
+                        return true;
+        }
+        return false;
+}
+
+/* "Only new errors count": errors of @from missing in @to, compared without line numbers, so
+ * that an edit moving the lines below it is not blamed for the errors it only shifted. */
+static unsigned errors_gone(const heal_analysis *from, const heal_analysis *to)
+{
+        unsigned n = 0;
+
+        for (size_t i = 0; i < from->n_diags; i++)
+                n += from->diags[i].severity == HEAL_SEVERITY_ERROR &&
+                     !diag_in(to, &from->diags[i]);
+        return n;
+}
+
+static const heal_diag *first_new_error(const heal_analysis *parent, const heal_analysis *a)
+{
+        for (size_t i = 0; i < a->n_diags; i++)
+                if (a->diags[i].severity == HEAL_SEVERITY_ERROR && !diag_in(parent, &a->diags[i]))
+                        return &a->diags[i];
+        return a->n_diags ? &a->diags[0] : NULL;
+}
+
+static void __attribute__((format(printf, 2, 3))) set_why(struct snode *x, const char *fmt, ...)
+{
+        va_list ap;
+
+        free(x->pub.why);
+        va_start(ap, fmt);
+        if (vasprintf(&x->pub.why, fmt, ap) < 0)
+                x->pub.why = NULL;
+        va_end(ap);
+}
+
+static void why_from_diag(struct snode *x, const heal_diag *d)
+{
+        char loc[PATH_MAX + 32] = "";
+
+        if (!d)
+                return;
+        if (d->file)
+                snprintf(loc, sizeof(loc), "%s:%u: ", d->file, d->line);
+        set_why(x, "%s%s", loc, d->message);
+}
+
+/* An earlier node on @x's path that failed the same way, or -1. */
+static int loop_of(const struct search *s, const struct snode *x)
+{
+        for (int p = x->pub.parent; p >= 0; p = s->v[p].pub.parent) {
+                const struct snode *a = &s->v[p];
+
+                if (!strcmp(a->pub.exact, x->pub.exact) || !strcmp(a->pub.cause, x->pub.cause))
+                        return p;
+        }
+        return -1;
+}
+
+static bool has_compile_error(const heal_analysis *a)
+{
+        for (size_t i = 0; i < a->n_diags; i++)
+                if (a->diags[i].kind == HEAL_DIAG_COMPILE_ERROR)
+                        return true;
+        return false;
+}
+
+static int classify_passed(struct search *s, struct snode *x, heal_error *err)
+{
+        const heal_analysis *root = &s->v[0].an;
+        bool was_failing = false;
+        const char *lost;
+        int r;
+
+        x->pub.outcome = HEAL_OUTCOME_PASSES;
+        set_why(x, "passes");
+        if (!s->base->go_test)
+                return 0;
+        r = baseline_analyze(&x->an, &x->res, &s->ws, s->o->argv, err);
+        if (r < 0)
+                return r;
+        x->an_owned = true;
+        lost = lost_test(root, &x->an, &was_failing);
+        if (lost) { /* passing by running fewer tests is gaming */
+                static const char *fewer[] = { "fewer_tests", NULL };
+                static const char *gone[] = { "failing_test_gone", NULL };
+
+                x->pub.outcome = HEAL_OUTCOME_REJECTED;
+                x->pub.rules = was_failing ? gone : fewer;
+                if (was_failing)
+                        set_why(x, "%s failed before and does not pass now (skipped or not run)",
+                                lost);
+                else
+                        set_why(x, "%s passed before and does not pass now", lost);
+        } else {
+                set_why(x, "passes (%zu tests)", x->an.n_tests_passed);
+        }
+        return 0;
+}
+
+static int classify_failed(struct search *s, struct snode *x, heal_error *err)
+{
+        const struct snode *root = &s->v[0], *parent = &s->v[x->pub.parent];
+        int r = baseline_analyze(&x->an, &x->res, &s->ws, s->o->argv, err), loop;
+
+        if (r < 0)
+                return r;
+        x->an_owned = true;
+        memcpy(x->pub.exact, x->an.exact, sizeof(x->pub.exact));
+        memcpy(x->pub.cause, x->an.cause, sizeof(x->pub.cause));
+        why_from_diag(x, first_new_error(&parent->an, &x->an));
+        if (!strcmp(x->pub.cause, root->pub.cause) || !strcmp(x->pub.exact, root->pub.exact))
+                x->pub.outcome = HEAL_OUTCOME_SAME_FAILURE;
+        else if (has_compile_error(&x->an))
+                x->pub.outcome = HEAL_OUTCOME_BUILD_FAILS;
+        else
+                x->pub.outcome = HEAL_OUTCOME_NEW_FAILURE;
+        loop = x->pub.outcome == HEAL_OUTCOME_SAME_FAILURE ? -1 : loop_of(s, x);
+        if (loop >= 0) {
+                x->pub.outcome = HEAL_OUTCOME_PRUNED;
+                set_why(x, "loop: the failure of node %d again", loop);
+        }
+        return 0;
+}
+
+static double reward_of(const struct search *s, const struct snode *x)
+{
+        const heal_reward_weights *w = &s->w;
+        const struct snode *parent = &s->v[x->pub.parent];
+        double r = 0, size;
+        size_t n_rules = 0;
+
+        switch (x->pub.outcome) {
+        case HEAL_OUTCOME_PASSES:
+                r = w->build + w->original_gone + w->passes;
+                break;
+        case HEAL_OUTCOME_NEW_FAILURE:
+                r = w->build + w->original_gone;
+                break;
+        case HEAL_OUTCOME_SAME_FAILURE:
+                r = has_compile_error(&x->an) ? 0 : w->build;
+                break;
+        case HEAL_OUTCOME_BUILD_FAILS:
+                r = w->fixed_errors * errors_gone(&parent->an, &x->an);
+                r = r > w->build ? w->build : r;
+                break;
+        default:
+                return 0;
+        }
+        size = w->diff_line * x->pub.lines_changed;
+        r -= size > 0.1 ? 0.1 : size;
+        while (x->pub.rules && x->pub.rules[n_rules])
+                n_rules++;
+        r -= w->penalty * (double)n_rules;
+        return r < 0 ? 0 : r;
+}
+
+static void backup(struct search *s, struct snode *x)
+{
+        for (int p = x->pub.id; p >= 0; p = s->v[p].pub.parent) {
+                s->v[p].visits++;
+                s->v[p].value += x->pub.reward;
+        }
+}
+
+bool node_expandable(const struct search *s, const struct snode *x)
+{
+        heal_outcome o = x->pub.outcome;
+
+        if (x->pub.depth >= s->max_depth || x->expansions >= s->max_expansions)
+                return false;
+        return x->pub.id == 0 || o == HEAL_OUTCOME_BUILD_FAILS || o == HEAL_OUTCOME_NEW_FAILURE;
+}
+
+static int classify(struct search *s, struct snode *x, heal_error *err)
+{
+        int r;
+
+        if (x->run_r == -ECANCELED)
+                return heal_error_set(err, -ECANCELED, "canceled");
+        if (x->run_r < 0)
+                return heal_error_set(err, x->run_r, "candidate %d: %s", x->pub.id, x->run_err.msg);
+        x->pub.wall_ms = x->res.wall_ms;
+        r = run_passed(&x->res) ? classify_passed(s, x, err) : classify_failed(s, x, err);
+        heal_sandbox_result_release(&x->res);
+        return r;
+}
+
+int search_evaluate(struct search *s, const int *ids, size_t n, heal_error *err)
+{
+        int r = 0;
+
+        run_all(s, ids, n);
+        for (size_t i = 0; i < n; i++) {
+                struct snode *x = &s->v[ids[i]];
+
+                if (!x->evaluated) {
+                        int q = classify(s, x, err);
+
+                        x->evaluated = true;
+                        if (q < 0 && r == 0)
+                                r = q;
+                        if (q < 0)
+                                continue;
+                }
+                x->pub.reward = reward_of(s, x);
+                backup(s, x);
+                if (s->o->trace)
+                        trace_node(s->o->trace, s, x);
+                if (s->o->on_event)
+                        s->o->on_event(HEAL_EVENT_EVALUATED, &x->pub, 0, s->o->userdata);
+        }
+        return r;
+}
