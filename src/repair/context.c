@@ -176,9 +176,10 @@ static void add_test(struct cands *c, const heal_context_opts *o, const char *di
         struct dirent **names;
         int n;
         bool found = false;
+        int len = (int)strcspn(test, "/"); /* once: gcc 12 with ASan saw a null "%.*s" */
 
-        snprintf(want, sizeof(want), "func %.*s(", (int)strcspn(test, "/"), test);
-        snprintf(why, sizeof(why), "test %.*s", (int)strcspn(test, "/"), test);
+        snprintf(want, sizeof(want), "func %.*s(", len, test);
+        snprintf(why, sizeof(why), "test %.*s", len, test);
         if (str_printf(path, sizeof(path), "%s/%s", o->tree, dir) < 0 ||
             (n = scandir(path, &names, NULL, alphasort)) < 0)
                 return;
