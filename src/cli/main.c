@@ -22,13 +22,17 @@ static const char usage[] =
         "  doctor [--json] [--ask-model]   check what this machine supports and how to fix the\n"
         "                                  rest, and which model heal would use (and whether it\n"
         "                                  answers); see 'heal doctor --help'\n"
+        "  undo [--list] [--force] [--dry-run] [ID]\n"
+        "                                  restore the files a fix written by heal changed\n"
+        "                                  (originals kept in .heal/undo/); see\n"
+        "                                  'heal undo --help'\n"
         "  --version                       print heal's version\n"
         "\n"
         "  heal -- CMD                     the repair job: not in this build yet; 'heal analyze\n"
         "                                  -- CMD' explains a failure meanwhile\n"
         "\n"
         "docs: README.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md, docs/error-codes.md,\n"
-        "      docs/llm.md\n";
+        "      docs/llm.md, docs/writeback.md\n";
 
 /* Started with 0, 1 or 2 closed, heal's own descriptors would take those numbers and the
  * command's output or input would land in them: hold them with /dev/null first. */
@@ -63,6 +67,8 @@ int main(int argc, char **argv)
                 return cmd_doctor(argc - 1, argv + 1);
         if (strcmp(cmd, "analyze") == 0)
                 return cmd_analyze(argc - 1, argv + 1);
+        if (strcmp(cmd, "undo") == 0)
+                return cmd_undo(argc - 1, argv + 1);
         if (strcmp(cmd, "--") == 0) {
                 log_error("the repair job ('heal -- CMD') is not part of this build yet; "
                           "'heal analyze -- CMD' explains the failure, 'heal run -- CMD' runs "

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The heal command: exit codes, --json, usage errors, Ctrl-C, doctor; and the library's leaks. */
+/* The heal command: exit codes, --json, usage errors, Ctrl-C, doctor, undo; and the library's
+ * leaks. */
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
@@ -9,6 +10,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "heal/writeback.h"
 
 #include "harness.h"
 #include "httpd.h"
@@ -301,6 +304,63 @@ static long heap_kib(void)
         return test_rss_kib();
 }
 #endif
+
+/* heal undo on a write-back made with the library: --list, --dry-run, --json, the restore, and
+ * the exit status once there is nothing left to undo. */
+Test(cli, undo_puts_back_what_a_writeback_wrote)
+{
+        char tree[] = "/tmp/heal-test-cli-undo-XXXXXX", path[256], args[512], *id = NULL;
+        heal_file_change ch = { .file = strdup("main.go"),
+                                .before = strdup("package main\n"),
+                                .after = strdup("package main // fixed\n") };
+        heal_patch p = { .files = &ch, .n_files = 1 };
+        heal_writeback_opts o = { .tree = tree, .command = "go test" };
+        heal_error err = HEAL_ERROR_INIT;
+        json_t *j;
+        FILE *f;
+
+        cr_assert_not_null(mkdtemp(tree));
+        snprintf(path, sizeof(path), "%s/main.go", tree);
+        f = fopen(path, "we");
+        cr_assert_not_null(f);
+        fputs("package main\n", f);
+        fclose(f);
+        cr_assert_eq(heal_writeback(&id, &p, &o, &err), 0, "%s", err.msg);
+
+        snprintf(args, sizeof(args), "undo --list --json --tree %s", tree);
+        cr_assert_eq(heal(args, out, sizeof(out)), 0);
+        j = json_loads(out, 0, NULL);
+        cr_assert_not_null(j, "%s", out);
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_array_get(json_object_get(j, "entries"), 0), "id")),
+                         id);
+        json_decref(j);
+        snprintf(args, sizeof(args), "undo --dry-run --json --tree %s", tree);
+        cr_assert_eq(heal(args, out, sizeof(out)), 0);
+        j = json_loads(out, 0, NULL);
+        cr_assert_not_null(j, "%s", out);
+        cr_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "files"), 0)),
+                         "main.go");
+        json_decref(j);
+        snprintf(args, sizeof(args), "undo --tree %s %s", tree, id);
+        cr_assert_eq(heal(args, out, sizeof(out)), 0);
+        cr_assert(strstr(out, "restored 1 file of"), "%s", out);
+        f = fopen(path, "re");
+        cr_assert_not_null(f);
+        cr_assert_not_null(fgets(args, sizeof(args), f));
+        fclose(f);
+        cr_assert_str_eq(args, "package main\n");
+        snprintf(args, sizeof(args), "undo --tree %s", tree);
+        cr_assert_eq(heal(args, out, sizeof(out)), 1, "nothing left to undo");
+        cr_assert_eq(heal("undo --force --list", out, sizeof(out)), 2);
+
+        snprintf(args, sizeof(args), "rm -rf '%s'", tree);
+        cr_assert_eq(system(args), 0);
+        free(id);
+        free(ch.file);
+        free(ch.before);
+        free(ch.after);
+}
 
 Test(leak, two_hundred_runs_keep_fds_and_rss_flat, .timeout = 120)
 {
