@@ -10,8 +10,16 @@
 static const char usage[] =
         "usage: heal <command> [options]\n"
         "\n"
-        "Run code nobody reviewed, fast and contained, and (soon) let an LLM repair a failing\n"
-        "build or test without touching your tree until the fix is verified.\n"
+        "       heal [options] -- CMD [ARG...]\n"
+        "\n"
+        "Run code nobody reviewed, fast and contained, and let an LLM repair a failing build\n"
+        "or test without touching your tree until the fix is verified.\n"
+        "\n"
+        "the main job:\n"
+        "  heal [options] -- CMD           run CMD (e.g. go test ./...); if it fails, search\n"
+        "                                  model-proposed patches in sandboxes and write back\n"
+        "                                  only a verified fix; also 'heal fix [options] --\n"
+        "                                  CMD'; see 'heal fix --help'\n"
         "\n"
         "commands:\n"
         "  run [options] -- CMD [ARG...]   run CMD in a throwaway sandbox (namespaces, mounts,\n"
@@ -28,11 +36,8 @@ static const char usage[] =
         "                                  'heal undo --help'\n"
         "  --version                       print heal's version\n"
         "\n"
-        "  heal -- CMD                     the repair job: not in this build yet; 'heal analyze\n"
-        "                                  -- CMD' explains a failure meanwhile\n"
-        "\n"
-        "docs: README.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md, docs/error-codes.md,\n"
-        "      docs/llm.md, docs/writeback.md\n";
+        "docs: README.md, docs/repair.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md,\n"
+        "      docs/error-codes.md, docs/llm.md, docs/writeback.md\n";
 
 /* Started with 0, 1 or 2 closed, heal's own descriptors would take those numbers and the
  * command's output or input would land in them: hold them with /dev/null first. */
@@ -69,12 +74,10 @@ int main(int argc, char **argv)
                 return cmd_analyze(argc - 1, argv + 1);
         if (strcmp(cmd, "undo") == 0)
                 return cmd_undo(argc - 1, argv + 1);
-        if (strcmp(cmd, "--") == 0) {
-                log_error("the repair job ('heal -- CMD') is not part of this build yet; "
-                          "'heal analyze -- CMD' explains the failure, 'heal run -- CMD' runs "
-                          "CMD in the sandbox");
-                return EXIT_USAGE;
-        }
+        if (cmd[0] == '-') /* heal [options] -- CMD: the main job */
+                return cmd_fix(argc, argv);
+        if (strcmp(cmd, "fix") == 0)
+                return cmd_fix(argc - 1, argv + 1);
         if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "gen") == 0 || strcmp(cmd, "ask") == 0 ||
             strcmp(cmd, "mcp") == 0) {
                 log_error("'heal %s' is not part of this build yet (README.md, \"What works "

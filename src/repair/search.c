@@ -351,7 +351,11 @@ static int search_loop(struct search *s, heal_repair_result *ret, heal_error *er
         size_t n = 0;
         int r = search_fixits(s, err);
 
-        if (r >= 0) { /* free candidates first */
+        if (r < -1)
+                return r;
+        if (r == -1) {
+                r = 0;
+        } else { /* free candidates first */
                 ids[0] = r;
                 r = search_evaluate(s, ids, 1, err);
                 if (r >= 0)
