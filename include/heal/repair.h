@@ -174,6 +174,9 @@ typedef struct heal_repair_opts {
         heal_lsp *const *servers;
 } heal_repair_opts;
 
+/** typedef heal_tree_stamp - Each file's size, inode and times as the baseline saw them. */
+typedef struct heal_tree_stamp heal_tree_stamp;
+
 /**
  * struct heal_baseline - The command run once in a workspace of the unchanged tree.
  * @result:   the sandbox's result (output, status, usage).
@@ -183,6 +186,7 @@ typedef struct heal_repair_opts {
  * @go_test:  the command is `go test` (tests are listed with GOFLAGS=-v).
  * @flaky:    it failed, then passed when run again to list the tests: nothing to repair
  *            (@result is the failed run; @analysis zeroed).
+ * @stamp:    the tree's files as they were when it ran (for heal_baseline_check()).
  */
 typedef struct heal_baseline {
         heal_sandbox_result result;
@@ -190,6 +194,7 @@ typedef struct heal_baseline {
         bool passed;
         bool go_test;
         bool flaky;
+        heal_tree_stamp *stamp;
 } heal_baseline;
 
 /**
@@ -199,10 +204,22 @@ typedef struct heal_baseline {
  * @ret: filled on success; release with heal_baseline_release().
  * Return: 0 whatever the command did; -EINVAL for missing options; the errors of
  *         heal_sandbox_run() (-EPERM/-ENOSPC when user namespaces are refused, ...) and of
- *         heal_analyze_result(); -ECANCELED after heal_repair_cancel().
+ *         heal_analyze_result() and the walk of the tree (-ENOMEM, -EACCES);
+ *         -ECANCELED after heal_repair_cancel().
  */
 int heal_repair_baseline(heal_baseline *ret, const heal_repair_opts *o,
                          heal_sandbox_output_fn stream, void *userdata, heal_error *err);
+
+/**
+ * heal_baseline_check() - Are @p's files in @tree as they were when @b ran? Compares each
+ * file's size, inode, modification and change times (ns) with those taken before the baseline
+ * (a walk of @tree, .git and .heal left out, not following symlinks, at most 1,000,000 files);
+ * a file new in @p must still not exist. Call it right before heal_writeback(), which then
+ * compares contents too.
+ * Return: 0; -ESTALE naming the first file that changed (nothing should be written).
+ */
+int heal_baseline_check(const heal_baseline *b, const heal_patch *p, const char *tree,
+                        heal_error *err);
 
 /** heal_baseline_release() - Free what @b owns and zero it; accepts a zeroed baseline. */
 void heal_baseline_release(heal_baseline *b);

@@ -44,18 +44,20 @@ void fix_on_event(heal_repair_event ev, const heal_node *node, unsigned count, v
 
         if (v->f->quiet || v->f->json)
                 return;
-        if (ev == HEAL_EVENT_EXPAND) {
-                fprintf(stderr, "heal: [%5.1fs] asking %s for %u candidate%s for %s\n", t, v->model,
-                        count, count == 1 ? "" : "s", node->id ? "candidate" : "the failure");
-                if (node->id)
-                        fprintf(stderr, "heal:          #%d's failure: %s\n", node->id,
-                                node->why ? node->why : "?");
+        if (ev == HEAL_EVENT_EXPAND && !node->id) {
+                fprintf(stderr, "heal: [%5.1fs] asking %s for %u candidate%s\n", t, v->model, count,
+                        count == 1 ? "" : "s");
+        } else if (ev == HEAL_EVENT_EXPAND) {
+                fprintf(stderr, "heal: [%5.1fs] asking %s for %u candidate%s for #%d's failure\n",
+                        t, v->model, count, count == 1 ? "" : "s", node->id);
         } else if (ev == HEAL_EVENT_VERIFY) {
                 fprintf(stderr, "heal: [%5.1fs] verifying #%d in a fresh workspace\n", t, node->id);
         } else {
-                fprintf(stderr, "heal: [%5.1fs]   #%-2d %-6s %s%-14s%s %s\n", t, node->id,
+                const char *why = node->why ? node->why : "";
+
+                fprintf(stderr, "heal: [%5.1fs]   #%-2d %-6s %s%-14s%s %.*s\n", t, node->id,
                         node->source, paint(v, node->outcome), heal_outcome_name(node->outcome),
-                        v->color ? "\033[0m" : "", node->why ? node->why : "");
+                        v->color ? "\033[0m" : "", (int)strcspn(why, "\n"), why);
                 for (size_t i = 0; node->rules && node->rules[i]; i++)
                         fprintf(stderr, "heal:          rule fired: %s\n", node->rules[i]);
         }

@@ -148,7 +148,7 @@ static void cleanup(struct job *j)
 }
 
 /* Write the winner (unless --dry-run); the exit code. */
-static int conclude(struct job *j, const heal_repair_result *res)
+static int conclude(struct job *j, const heal_baseline *base, const heal_repair_result *res)
 {
         const heal_node *w = res->winner >= 0 ? &res->nodes[res->winner] : NULL;
         heal_buf diff = HEAL_BUF_INIT(16u << 20);
@@ -165,7 +165,8 @@ static int conclude(struct job *j, const heal_repair_result *res)
                                                              : EXIT_NOT_FIXED;
         else if (j->f->dry_run)
                 code = 0;
-        else if (heal_writeback(&id, &w->patch, &wo, &err) < 0) {
+        else if (heal_baseline_check(base, &w->patch, j->tree, &err) < 0 ||
+                 heal_writeback(&id, &w->patch, &wo, &err) < 0) {
                 snprintf(note, sizeof(note), "%s", err.msg);
                 code = EXIT_NOT_WRITTEN;
         } else {
@@ -192,7 +193,7 @@ static int run_search(struct job *j, const heal_baseline *base)
                 log_error("%s", err.msg);
                 return err.code == -ECANCELED ? EXIT_CANCELED : EXIT_SETUP;
         }
-        code = conclude(j, &res);
+        code = conclude(j, base, &res);
         heal_repair_result_release(&res);
         return code;
 }

@@ -48,9 +48,14 @@ int heal_repair_baseline(heal_baseline *ret, const heal_repair_opts *o,
         r = ws_config_init(&c, o, false, err);
         if (r < 0)
                 return r;
-        r = workspace_run(&b.result, &c, o->argv, NULL, stream, userdata, err);
+        r = tree_stamp_take(&b.stamp, o->tree, err);
         if (r < 0)
                 return r;
+        r = workspace_run(&b.result, &c, o->argv, NULL, stream, userdata, err);
+        if (r < 0) {
+                heal_baseline_release(&b);
+                return r;
+        }
         b.passed = run_passed(&b.result);
         b.go_test = c.go_test;
         if (!b.passed && c.go_test) { /* again, listing the tests */
@@ -83,5 +88,6 @@ void heal_baseline_release(heal_baseline *b)
                 return;
         heal_sandbox_result_release(&b->result);
         heal_analysis_release(&b->analysis);
+        tree_stamp_free(b->stamp);
         memset(b, 0, sizeof(*b));
 }

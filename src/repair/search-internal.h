@@ -35,6 +35,10 @@ int workspace_run(heal_sandbox_result *ret, const struct ws_config *c, const cha
 bool repair_canceled(void);
 void repair_cancel_reset(void);
 
+/* stamp.c */
+int tree_stamp_take(heal_tree_stamp **ret, const char *tree, heal_error *err);
+void tree_stamp_free(heal_tree_stamp *s);
+
 /* baseline.c */
 int baseline_analyze(heal_analysis *ret, const heal_sandbox_result *res, const struct ws_config *c,
                      const char *const *argv, heal_error *err);

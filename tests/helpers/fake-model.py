@@ -9,9 +9,39 @@ SCRIPT.json: {"rules": [{"when": ["text", ...], "unless": ["text", ...], "answer
 The first rule whose "when" texts all occur in the request's last user message (and none of
 its "unless" texts) answers; the request's n answers are its answers in order (repeated when
 there are fewer). No rule matching is an answer with no edit.
+A rule may also act, for the tests of what happens meanwhile: "append": {"FILE": "text"} adds
+text to a file of the working directory (the user editing the tree during a search);
+"interrupt": true sends SIGINT to the nearest ancestor process named heal (Ctrl-C).
 """
 import json
+import os
+import signal
 import sys
+
+
+def interrupt_heal():
+    """SIGINT to heal itself: the outermost of the ancestors named heal (the exec provider
+    runs this script from a supervisor process heal forked, also named heal)."""
+    pid, target = os.getppid(), 0
+    while pid > 1:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            stat = f.read()
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        if comm == "heal":
+            target = pid
+        elif target:
+            break
+        pid = int(stat[stat.rindex(")") + 2:].split()[1])
+    if target:
+        os.kill(target, signal.SIGINT)
+
+
+def act(rule):
+    for path, text in rule.get("append", {}).items():
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+    if rule.get("interrupt"):
+        interrupt_heal()
 
 
 def main():
@@ -29,6 +59,7 @@ def main():
             u in user for u in rule.get("unless", [])
         ):
             answers = rule["answers"]
+            act(rule)
             break
     choices = [
         {"index": i, "message": {"role": "assistant", "content": answers[i % len(answers)]},

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The main job end to end: `heal -- CMD` on copies of the corpus, with real sandboxes, real Go
+ * builds and a scripted model (tests/helpers/fake-model.py through the exec provider) or a
+ * recorded cassette (the replay provider). Each test checks the user's tree afterwards: fixed
+ * only when heal says so, byte-identical otherwise.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define REVERSE "34-test-reverse-even-length"
+
+TestSuite(fix, .timeout = 300);
+
+static char *slurp(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        char *s = NULL;
+        size_t cap = 0, n = 0, r;
+
+        if (!f)
+                return NULL;
+        do {
+                if (n + 4096 + 1 > cap) {
+                        cap = cap ? cap * 2 : 8192;
+                        s = realloc(s, cap);
+                        cr_assert_not_null(s);
+                }
+                r = fread(s + n, 1, cap - n - 1, f);
+                n += r;
+        } while (r > 0);
+        fclose(f);
+        s[n] = '\0';
+        return s;
+}
+
+/* A copy of tests/data/broken/@name in a fresh directory (freed by the caller). */
+static char *copy_case(const char *name)
+{
+        char *dir = test_tempdir(), cmd[PATH_MAX * 3];
+
+        snprintf(cmd, sizeof(cmd), "cp -a '%s/broken/%s/.' '%s'", test_data_dir(), name, dir);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        return dir;
+}
+
+struct heal_run {
+        int status;
+        char *out; /* stdout */
+        char *err; /* stderr */
+};
+
+/* Run heal in @dir with the scripted model answering from tests/data/repair/@script (or the
+ * environment @env as given, NULL-terminated "NAME=value"); @args is "ARGS -- CMD". */
+static void run_heal(struct heal_run *r, const char *dir, const char *script, const char *args)
+{
+        char cmd[PATH_MAX * 4], out[PATH_MAX], err[PATH_MAX];
+        int st;
+
+        snprintf(out, sizeof(out), "%s.out", dir);
+        snprintf(err, sizeof(err), "%s.err", dir);
+        if (script && strncmp(script, "replay:", 7) == 0)
+                snprintf(cmd, sizeof(cmd),
+                         "cd '%s' && HEAL_MODEL=replay:fake HEAL_CASSETTE='%s/repair/%s' "
+                         "%s %s >'%s' 2>'%s'",
+                         dir, test_data_dir(), script + 7, HEAL_TEST_BIN, args, out, err);
+        else if (script)
+                snprintf(cmd, sizeof(cmd),
+                         "cd '%s' && HEAL_MODEL=exec:fake HEAL_LLM_COMMAND='python3 "
+                         "%s/fake-model.py %s%s%s' %s %s >'%s' 2>'%s'",
+                         dir, HEAL_TEST_HELPERS_SRC, script[0] == '/' ? "" : test_data_dir(),
+                         script[0] == '/' ? "" : "/repair/", script, HEAL_TEST_BIN, args, out, err);
+        else
+                snprintf(cmd, sizeof(cmd),
+                         "cd '%s' && env -u HEAL_MODEL -u OPENAI_API_KEY -u ANTHROPIC_API_KEY "
+                         "-u OPENROUTER_API_KEY -u GEMINI_API_KEY %s %s >'%s' 2>'%s'",
+                         dir, HEAL_TEST_BIN, args, out, err);
+        st = system(cmd);
+        r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        r->out = slurp(out);
+        r->err = slurp(err);
+        cr_assert(r->out && r->err);
+        unlink(out);
+        unlink(err);
+}
+
+static void run_release(struct heal_run *r)
+{
+        free(r->out);
+        free(r->err);
+}
+
+static bool same_file(const char *a_dir, const char *b_dir, const char *file)
+{
+        char a[PATH_MAX], b[PATH_MAX];
+        char *x, *y;
+        bool same;
+
+        snprintf(a, sizeof(a), "%s/%s", a_dir, file);
+        snprintf(b, sizeof(b), "%s/%s", b_dir, file);
+        x = slurp(a);
+        y = slurp(b);
+        same = x && y && strcmp(x, y) == 0;
+        free(x);
+        free(y);
+        return same;
+}
+
+/* The command passes in @dir now, run in a plain sandbox. */
+static void assert_passes(const char *dir, const char *cmd)
+{
+        heal_sandbox_result res = { 0 };
+        char script[512];
+
+        snprintf(script, sizeof(script), "GOFLAGS=-count=1 %s", cmd);
+        test_sh(dir, script, &res);
+        cr_assert_eq(res.exit_code, 0, "'%s' still fails:\n%.*s%.*s", cmd, (int)res.out_len,
+                     res.out, (int)res.err_len, res.err);
+        heal_sandbox_result_release(&res);
+}
+
+static json_t *find_outcome(json_t *doc, const char *outcome)
+{
+        json_t *c, *cands = json_object_get(doc, "candidates");
+        size_t i;
+
+        json_array_foreach(
+                cands, i,
+                c) if (!strcmp(json_string_value(json_object_get(c, "outcome")), outcome)) return c;
+        return NULL;
+}
+
+static bool has_rule(json_t *cand, const char *rule)
+{
+        json_t *x, *rules = json_object_get(cand, "rules");
+        size_t i;
+
+        json_array_foreach(rules, i, x) if (!strcmp(json_string_value(x), rule)) return true;
+        return false;
+}
+
+Test(fix, a_failing_test_is_fixed_gaming_rejected_and_undone)
+{
+        char *dir = copy_case(REVERSE), orig[PATH_MAX];
+        struct heal_run r;
+        json_t *doc, *rejected;
+
+        test_require("go");
+        snprintf(orig, sizeof(orig), "%s/broken/%s", test_data_dir(), REVERSE);
+        run_heal(&r, dir, REVERSE ".json", "--json --workers 2 -- go test ./...");
+        cr_assert_eq(r.status, 0, "status %d\n%s", r.status, r.err);
+        doc = json_loads(r.out, 0, NULL);
+        cr_assert_not_null(doc, "%s", r.out);
+        cr_assert_str_eq(json_string_value(json_object_get(doc, "verdict")), "fixed");
+        cr_assert_not_null(json_string_value(json_object_get(doc, "written")));
+        cr_assert(strstr(json_string_value(json_object_get(doc, "patch")),
+                         "+\tfor i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {"),
+                  "%s", r.out);
+        rejected = find_outcome(doc, "rejected");
+        cr_assert_not_null(rejected, "the os.Exit(0) answer is rejected: %s", r.out);
+        cr_assert(has_rule(rejected, "failing_test_gone"), "%s", r.out);
+        cr_assert_not_null(find_outcome(doc, "does_not_apply"));
+        cr_assert_not_null(find_outcome(doc, "build_fails"));
+        json_decref(doc);
+        run_release(&r);
+        assert_passes(dir, "go test ./...");
+        cr_assert(same_file(orig, dir, "reverse_test.go"), "the test file is untouched");
+        cr_assert(!same_file(orig, dir, "reverse.go"));
+
+        run_heal(&r, dir, NULL, "undo");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert(same_file(orig, dir, "reverse.go"), "undo restores the original bytes");
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(fix, dry_run_writes_nothing)
+{
+        char *dir = copy_case(REVERSE), orig[PATH_MAX];
+        struct heal_run r;
+
+        test_require("go");
+        snprintf(orig, sizeof(orig), "%s/broken/%s", test_data_dir(), REVERSE);
+        run_heal(&r, dir, REVERSE ".json", "--dry-run -- go test ./...");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert(strstr(r.out, "--- a/reverse.go\n+++ b/reverse.go\n"), "the diff: %s", r.out);
+        cr_assert(strstr(r.err, "dry run"), "%s", r.err);
+        cr_assert(same_file(orig, dir, "reverse.go"));
+        {
+                char heal_dir[PATH_MAX];
+
+                snprintf(heal_dir, sizeof(heal_dir), "%s/.heal", dir);
+                cr_assert_neq(access(heal_dir, F_OK), 0, "no .heal/ made by a dry run");
+        }
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(fix, a_passing_command_is_only_run)
+{
+        char *dir = test_tempdir();
+        struct heal_run r;
+
+        test_write_file(dir, "ok.sh", "echo out; echo err >&2; exit 0\n");
+        run_heal(&r, dir, NULL, "-- sh ok.sh");
+        cr_assert_eq(r.status, 0);
+        cr_assert_str_eq(r.out, "out\n");
+        cr_assert_str_eq(r.err, "err\n", "nothing of heal's own: %s", r.err);
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(fix, without_a_model_it_says_how_to_configure_one)
+{
+        char *dir = test_tempdir();
+        struct heal_run r;
+
+        test_write_file(dir, "fail.sh", "echo 'boom: something broke' >&2; exit 7\n");
+        run_heal(&r, dir, NULL, "-- sh fail.sh");
+        cr_assert_eq(r.status, 3, "no fix found: %d %s", r.status, r.err);
+        cr_assert(strstr(r.err, "boom: something broke"), "CMD's output is shown: %s", r.err);
+        cr_assert(strstr(r.err, "HEAL_MODEL"), "how to configure a model: %s", r.err);
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(fix, usage_errors)
+{
+        char *dir = test_tempdir();
+        struct heal_run r;
+
+        run_heal(&r, dir, NULL, "--bind / /x -- true");
+        cr_assert_eq(r.status, 2);
+        cr_assert(strstr(r.err, "heal run"), "%s", r.err);
+        run_release(&r);
+        run_heal(&r, dir, NULL, "--candidates 0 -- true");
+        cr_assert_eq(r.status, 2);
+        cr_assert(strstr(r.err, "--candidates '0'"), "%s", r.err);
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
+
+/* The reverse case's script with @key set to @value in its first rule (the root's answers). */
+static char *script_with(const char *key, json_t *value)
+{
+        char path[PATH_MAX], *out = malloc(PATH_MAX);
+        json_t *doc, *rule;
+
+        snprintf(path, sizeof(path), "%s/repair/%s.json", test_data_dir(), REVERSE);
+        doc = json_load_file(path, 0, NULL);
+        cr_assert_not_null(doc);
+        rule = json_array_get(json_object_get(doc, "rules"), 2); /* the root's rule */
+        cr_assert(strstr(json_dumps(json_object_get(rule, "when"), 0), "Reverse("));
+        json_object_set_new(rule, key, value);
+        cr_assert_not_null(out);
+        snprintf(out, PATH_MAX, "/tmp/heal-test-script-%d.json", (int)getpid());
+        cr_assert_eq(json_dump_file(doc, out, 0), 0);
+        json_decref(doc);
+        return out;
+}
+
+/* heal's workspace layers left on the host. */
+static int layers_left(void)
+{
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+        const char *dirs[] = { "/tmp", xdg && access(xdg, W_OK) == 0 ? xdg : "/tmp" };
+        int n = 0;
+
+        for (size_t i = 0; i < 2; i++) {
+                DIR *d = opendir(dirs[i]);
+                struct dirent *e;
+
+                while (d && (e = readdir(d)))
+                        n += strncmp(e->d_name, "heal-ws-", 8) == 0;
+                if (d)
+                        closedir(d);
+                if (!strcmp(dirs[0], dirs[1]))
+                        break;
+        }
+        return n;
+}
+
+Test(fix, a_tree_changed_during_the_search_is_not_written)
+{
+        char *dir = copy_case(REVERSE), *script, path[PATH_MAX], *now;
+        struct heal_run r;
+        json_t *append = json_object();
+
+        test_require("go");
+        json_object_set_new(append, "reverse.go", json_string("// the user was here\n"));
+        script = script_with("append", append);
+        run_heal(&r, dir, script, "-- go test ./...");
+        cr_assert_eq(r.status, 5, "nothing written: %d\n%s", r.status, r.err);
+        cr_assert(strstr(r.err, "the tree changed during the search: reverse.go"), "%s", r.err);
+        snprintf(path, sizeof(path), "%s/reverse.go", dir);
+        now = slurp(path);
+        cr_assert(strstr(now, "i <= n/2") && strstr(now, "// the user was here\n"),
+                  "the user's edit is kept, heal's is not: %s", now);
+        free(now);
+        run_release(&r);
+        unlink(script);
+        free(script);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(fix, ctrl_c_during_the_search_leaves_the_tree_and_nothing_behind)
+{
+        char *dir = copy_case(REVERSE), *script, orig[PATH_MAX];
+        int before = layers_left();
+        struct heal_run r;
+
+        test_require("go");
+        snprintf(orig, sizeof(orig), "%s/broken/%s", test_data_dir(), REVERSE);
+        script = script_with("interrupt", json_true());
+        run_heal(&r, dir, script, "-- go test ./...");
+        cr_assert_eq(r.status, 130, "interrupted: %d\n%s", r.status, r.err);
+        cr_assert(same_file(orig, dir, "reverse.go"));
+        cr_assert_eq(layers_left(), before, "no workspace layer left");
+        cr_assert_eq(test_count_cmdline("fake-model.py"), 0);
+        run_release(&r);
+        unlink(script);
+        free(script);
+        test_rmtree(dir);
+        free(dir);
+}
