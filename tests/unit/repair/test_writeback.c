@@ -263,6 +263,12 @@ Test(writeback, paths_through_symlinks_or_outside_are_refused)
         }
         cr_assert(strstr(err.msg, "symlink"), "%s", err.msg);
         cr_assert_str_eq(get("link/f.go"), "outside\n");
+        heal_patch_release(&p);
+        change("a.go/x.go", NULL, "package x\n");
+        cr_assert_eq(writeback(), -ENOTDIR, "%s", err.msg);
+        heal_patch_release(&p);
+        change("src", "", "package x\n");
+        cr_assert_eq(writeback(), -EPERM, "a directory is not a file: %s", err.msg);
         snprintf(path, sizeof(path), "%s/x.go", outside);
         cr_assert_neq(access(path, F_OK), 0);
         cr_assert_eq(count_entries(), 0);
@@ -392,6 +398,23 @@ Test(writeback, the_signal_mask_is_given_back)
         cr_assert_eq(sigismember(&before, SIGTERM), sigismember(&after, SIGTERM));
 }
 
+static int count_dir(const char *rel)
+{
+        char path[1024];
+        struct dirent *de;
+        int n = 0;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "%s/%s", tree, rel);
+        d = opendir(path);
+        if (!d)
+                return -1;
+        while ((de = readdir(d)))
+                n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+        closedir(d);
+        return n;
+}
+
 static int write_map(const char *file, const char *text)
 {
         int fd = open(file, O_WRONLY | O_CLOEXEC);
@@ -445,6 +468,21 @@ static int full_disk_child(uid_t uid, gid_t gid)
                 return 23;
         if (heal_undo_list(&l, &(heal_undo_opts){ .tree = tree }, &err) < 0 || l.n)
                 return 24;
+
+        /* no room for the originals: the tree is not touched, no entry is left */
+        heal_patch_release(&p);
+        memset(big, 'y', 36 * 1024);
+        big[36 * 1024] = '\0';
+        put("c.go", big, 0644);
+        change("c.go", big, "package c\n");
+        r = heal_writeback(&ret, &p, &o, &err);
+        fprintf(stderr, "heal_writeback with no room for the originals: %d %s\n", r, err.msg);
+        if (r != -ENOSPC || !strstr(err.msg, "nothing was written"))
+                return 30;
+        if (strcmp(get("c.go"), big) != 0)
+                return 31;
+        if (count_dir(".heal/undo") != 0)
+                return 32;
         return 0;
 }
 
