@@ -191,6 +191,7 @@ static int plan_file(struct plan *pl, int treefd, const heal_file_change *c, hea
         pl->n++;
         r = wb_open_parent(&fd, &name, &missing, treefd, c->file, false, err);
         if (r == -ENOENT) {
+                heal_error_clear(err);
                 if (plan_dirs(pl, c->file, missing) < 0)
                         return heal_error_set(err, -ENOMEM, "out of memory");
         } else if (r < 0) {

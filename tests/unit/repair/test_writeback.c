@@ -107,6 +107,18 @@ static int undo(heal_undo_result *res, const char *which, bool force, bool dry_r
         return heal_undo(res, &o, &err);
 }
 
+static int count_fds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        int n = 0;
+
+        cr_assert_not_null(d);
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
 static size_t count_entries(void)
 {
         heal_undo_opts o = { .tree = tree };
@@ -221,6 +233,8 @@ Test(writeback, an_existing_gitignore_is_kept_and_ids_differ)
 
 Test(writeback, a_tree_changed_since_the_baseline_gets_nothing)
 {
+        int fds = count_fds();
+
         four_changes();
         put("src/b.go", "package b // edited meanwhile\n", 0644);
         cr_assert_eq(writeback(), -ESTALE);
@@ -238,6 +252,7 @@ Test(writeback, a_tree_changed_since_the_baseline_gets_nothing)
         cr_assert_eq(writeback(), -ESTALE);
         cr_assert(strstr(err.msg, "'src/b.go' exists now"), "%s", err.msg);
         cr_assert_str_eq(get("a.go"), "package a\n");
+        cr_assert_eq(count_fds(), fds, "no descriptor leaked");
 }
 
 Test(writeback, paths_through_symlinks_or_outside_are_refused)
@@ -246,6 +261,7 @@ Test(writeback, paths_through_symlinks_or_outside_are_refused)
                                            ".git/config", "src/.git/x", ".heal/x",   "src//b.go",
                                            "link/x.go",   "l.go" };
         char outside[] = "/tmp/heal-test-wb-out-XXXXXX", path[600], cmd[700];
+        int fds = count_fds();
 
         cr_assert_not_null(mkdtemp(outside));
         put_in(outside, "f.go", "outside\n", 0644);
@@ -269,6 +285,7 @@ Test(writeback, paths_through_symlinks_or_outside_are_refused)
         heal_patch_release(&p);
         change("src", "", "package x\n");
         cr_assert_eq(writeback(), -EPERM, "a directory is not a file: %s", err.msg);
+        cr_assert_eq(count_fds(), fds, "no descriptor leaked");
         snprintf(path, sizeof(path), "%s/x.go", outside);
         cr_assert_neq(access(path, F_OK), 0);
         cr_assert_eq(count_entries(), 0);
@@ -279,11 +296,13 @@ Test(writeback, paths_through_symlinks_or_outside_are_refused)
 Test(writeback, undo_restores_the_originals_and_removes_what_was_new)
 {
         heal_undo_result res = { 0 };
+        int fds = count_fds();
         char path[600];
 
         four_changes();
         cr_assert_eq(writeback(), 0, "%s", err.msg);
         cr_assert_eq(undo(&res, NULL, false, false), 0, "%s", err.msg);
+        cr_assert_eq(count_fds(), fds, "no descriptor leaked");
         cr_assert_str_eq(res.id, id);
         cr_assert_eq(res.n_files, 4);
         cr_assert_eq(res.n_forced, 0);
@@ -435,8 +454,8 @@ static int full_disk_child(uid_t uid, gid_t gid)
         char map[64];
         heal_writeback_opts o = { .tree = tree };
         heal_undo_entries l = { 0 };
+        int r, fds = count_fds();
         char *ret = NULL;
-        int r;
 
         if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
                 return 10;
@@ -483,6 +502,8 @@ static int full_disk_child(uid_t uid, gid_t gid)
                 return 31;
         if (count_dir(".heal/undo") != 0)
                 return 32;
+        if (count_fds() != fds)
+                return 33;
         return 0;
 }
 
