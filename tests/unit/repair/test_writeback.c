@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -446,16 +447,11 @@ static int write_map(const char *file, const char *text)
         return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* In the child: a 64 KiB tmpfs as the tree; a patch whose second file does not fit. The exit
- * status says which check failed (0: all passed). */
-static int full_disk_child(uid_t uid, gid_t gid)
+/* In a forked child (single-threaded, as unshare(CLONE_NEWUSER) needs): a user and mount
+ * namespace of its own, and a tmpfs mounted with @opts over the tree. 0, or a check number. */
+static int enter_tmpfs(uid_t uid, gid_t gid, const char *opts)
 {
-        static char big[200 * 1024];
         char map[64];
-        heal_writeback_opts o = { .tree = tree };
-        heal_undo_entries l = { 0 };
-        int r, fds = count_fds();
-        char *ret = NULL;
 
         if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
                 return 10;
@@ -469,8 +465,22 @@ static int full_disk_child(uid_t uid, gid_t gid)
                 return 13;
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return 14;
-        if (mount("tmpfs", tree, "tmpfs", 0, "size=64k,mode=0755") < 0)
+        if (mount("tmpfs", tree, "tmpfs", 0, opts) < 0)
                 return 15;
+        return 0;
+}
+
+/* A 64 KiB tmpfs as the tree; a patch whose second file does not fit. */
+static int full_disk_child(uid_t uid, gid_t gid)
+{
+        static char big[200 * 1024];
+        heal_writeback_opts o = { .tree = tree };
+        heal_undo_entries l = { 0 };
+        int r, fds = count_fds();
+        char *ret = NULL;
+
+        if ((r = enter_tmpfs(uid, gid, "size=64k,mode=0755")) != 0)
+                return r;
         put("a.go", "package a\n", 0644);
         memset(big, 'x', sizeof(big) - 1);
         change("a.go", "package a\n", "package a\n\nvar X = 1\n");
@@ -507,7 +517,51 @@ static int full_disk_child(uid_t uid, gid_t gid)
         return 0;
 }
 
-Test(writeback, a_disk_full_half_way_leaves_every_original)
+/* A tmpfs short of inodes: the new directory takes the last one the second file needed, and
+ * the rollback of the first file (a temporary file: an inode) fails too. The entry is kept,
+ * the message names the file, and heal_undo() then restores it. */
+static int no_inode_child(uid_t uid, gid_t gid)
+{
+        heal_writeback_opts o = { .tree = tree };
+        heal_undo_result res = { 0 };
+        char *ret = NULL;
+        int r;
+
+        struct statvfs sv;
+        char opts[64];
+
+        if ((r = enter_tmpfs(uid, gid, "nr_inodes=64,mode=0755")) != 0)
+                return r;
+        put("a.go", "package a\n", 0644);
+        /* 8 free: 7 for .heal (itself, .gitignore, undo, the entry, files, files/a.go and the
+         * manifest), 1 for a.go's temporary file while the old a.go exists, then 1 for big/ */
+        if (statvfs(tree, &sv) < 0)
+                return 16;
+        snprintf(opts, sizeof(opts), "nr_inodes=%llu",
+                 (unsigned long long)(sv.f_files - sv.f_ffree + 8));
+        if (mount(NULL, tree, NULL, MS_REMOUNT, opts) < 0)
+                return 17;
+        change("a.go", "package a\n", "package a // new\n");
+        change("big/data.go", NULL, "package big\n");
+        r = heal_writeback(&ret, &p, &o, &err);
+        fprintf(stderr, "heal_writeback out of inodes: %d %s\n", r, err.msg);
+        if (r != -ENOSPC || ret)
+                return 40;
+        if (!strstr(err.msg, "1 file could not be put back ('a.go'): 'heal undo "))
+                return 41;
+        if (strcmp(get("a.go"), "package a // new\n") != 0 || exists("big"))
+                return 42;
+        r = heal_undo(&res, &(heal_undo_opts){ .tree = tree }, &err);
+        fprintf(stderr, "heal_undo after it: %d %s\n", r, err.msg);
+        if (r != 0 || res.n_files != 1)
+                return 43;
+        heal_undo_result_release(&res);
+        if (strcmp(get("a.go"), "package a\n") != 0)
+                return 44;
+        return 0;
+}
+
+static void in_child(int (*fn)(uid_t, gid_t))
 {
         uid_t uid = geteuid();
         gid_t gid = getegid();
@@ -518,9 +572,19 @@ Test(writeback, a_disk_full_half_way_leaves_every_original)
         pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0)
-                _exit(full_disk_child(uid, gid));
+                _exit(fn(uid, gid));
         cr_assert_eq(waitpid(pid, &st, 0), pid);
         cr_assert(WIFEXITED(st), "the child died: %d", st);
         cr_assert_eq(WEXITSTATUS(st), 0, "check %d failed in the child", WEXITSTATUS(st));
+}
+
+Test(writeback, a_disk_full_half_way_leaves_every_original)
+{
+        in_child(full_disk_child);
         cr_assert_str_eq(get("a.go"), "package a\n", "the tmpfs was the child's own");
+}
+
+Test(writeback, a_failed_rollback_names_the_files_and_undo_restores_them)
+{
+        in_child(no_inode_child);
 }
