@@ -58,9 +58,10 @@ typedef struct heal_writeback_opts {
  *         path that is absolute, has "." or "..", touches .git or .heal, or goes through a
  *         symlink, or a file that is not a regular file; -ENOTDIR a path component that is not
  *         a directory; -ESTALE a file differs from @before (nothing written; the message names
- *         it); -ENAMETOOLONG; -EFBIG a file over 256 MiB; -ENOMEM; -ENOSPC, -EDQUOT, -EIO,
- *         -EROFS, -EACCES and other -errno from open(2), write(2), fsync(2), rename(2) (the
- *         message says whether the tree was left as it was, and if not, which files to undo).
+ *         it), or changed while heal was writing (rolled back); -ENAMETOOLONG; -EFBIG a file
+ *         over 256 MiB; -ENOMEM; -ENOSPC, -EDQUOT, -EIO, -EROFS, -EACCES and other -errno from
+ *         open(2), write(2), fsync(2), rename(2) (the message says whether the tree was left
+ *         as it was, and if not, which files to undo).
  * See: rename(2) (atomic replacement), fsync(2), and "Ensuring data reaches disk" (LWN 457667).
  */
 int heal_writeback(char **ret_id, const heal_patch *p, const heal_writeback_opts *o,

@@ -444,6 +444,10 @@ int heal_undo(heal_undo_result *ret, const heal_undo_opts *o, heal_error *err)
                 return heal_error_set(err, -EINVAL, "invalid argument");
         if (o->id && !valid_id(o->id))
                 return heal_error_set(err, -EINVAL, "'%s': not an undo entry id", o->id);
+        if (o->id && strlen(o->id) > strlen(WB_UNDONE) &&
+            strcmp(o->id + strlen(o->id) - strlen(WB_UNDONE), WB_UNDONE) == 0)
+                return heal_error_set(err, -ENOENT, "nothing to undo: '%s' was undone already",
+                                      o->id);
         treefd = open(o->tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (treefd < 0)
                 return heal_error_set(err, -errno, "'%s': %m", o->tree);

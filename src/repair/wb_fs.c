@@ -424,36 +424,34 @@ int wb_open_undo_dir(int *ret_fd, char *ret_where, int treefd, const char *tree,
                      const char *state_dir, bool create, heal_error *err)
 {
         _cleanup_close_ int sfd = -1;
-        char where[PATH_MAX];
+        char state[PATH_MAX];
         int fd, r;
 
         if (state_dir)
-                r = str_printf(where, sizeof(where), "%s/undo", state_dir);
+                r = str_printf(state, sizeof(state), "%s", state_dir);
         else
-                r = str_printf(where, sizeof(where), "%s/%s/undo", tree, WB_STATE_DIR);
-        if (r < 0)
-                return heal_error_set(err, r, "state directory: path too long");
+                r = str_printf(state, sizeof(state), "%s/%s", tree, WB_STATE_DIR);
+        if (r < 0 || strlen(state) + sizeof("/undo") > PATH_MAX)
+                return heal_error_set(err, -ENAMETOOLONG, "state directory: path too long");
         if (ret_where)
-                memcpy(ret_where, where, strlen(where) + 1);
+                (void)str_printf(ret_where, PATH_MAX, "%s/undo", state);
         sfd = open_state(treefd, state_dir, create);
         if (sfd < 0)
-                return heal_error_set(err, sfd, "state directory of '%s': %s", where,
-                                      strerror(-sfd));
+                return heal_error_set(err, sfd, "state directory '%s': %s", state, strerror(-sfd));
         if (create) {
                 r = ensure_gitignore(sfd);
                 if (r < 0)
-                        return heal_error_set(err, r, "'%s/../.gitignore': %s", where,
-                                              strerror(-r));
+                        return heal_error_set(err, r, "'%s/.gitignore': %s", state, strerror(-r));
                 if (mkdirat(sfd, "undo", 0700) == 0) {
                         if (fsync(sfd) < 0)
-                                return heal_error_set(err, -errno, "'%s': fsync: %m", where);
+                                return heal_error_set(err, -errno, "'%s': fsync: %m", state);
                 } else if (errno != EEXIST) {
-                        return heal_error_set(err, -errno, "'%s': %m", where);
+                        return heal_error_set(err, -errno, "'%s/undo': %m", state);
                 }
         }
         fd = openat(sfd, "undo", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
-                return heal_error_set(err, -errno, "'%s': %m", where);
+                return heal_error_set(err, -errno, "'%s/undo': %m", state);
         *ret_fd = fd;
         return 0;
 }

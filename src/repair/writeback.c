@@ -22,6 +22,25 @@
 #include "core/util.h"
 #include "repair/writeback-internal.h"
 
+/* @op's file is still what it was when it was read: nothing unsaved is overwritten. */
+static int still_same(int fd, const char *name, const struct wb_op *op, heal_error *err)
+{
+        struct wb_state now;
+        bool same;
+        int r;
+
+        r = wb_read(&now, fd, name, op->path, err);
+        if (r < 0)
+                return r;
+        same = now.exists == op->from.exists && now.len == op->from.len &&
+               (!now.exists || memcmp(now.data, op->from.data, now.len) == 0);
+        wb_state_release(&now);
+        if (!same)
+                return heal_error_set(err, -ESTALE, "'%s' changed while heal was writing",
+                                      op->path);
+        return 0;
+}
+
 /* Bring @op to its target (@forward) or back to its state before. */
 static int op_step(int treefd, struct wb_op *op, bool forward, bool *ret_replaced, heal_error *err)
 {
@@ -38,6 +57,8 @@ static int op_step(int treefd, struct wb_op *op, bool forward, bool *ret_replace
                 return 0; /* its directory is gone, so is the file */
         if (r < 0)
                 return r;
+        if (forward && (r = still_same(fd, name, op, err)) < 0)
+                return r;
         if (!exists)
                 r = wb_unlink(ret_replaced, fd, name);
         else if (forward)
@@ -45,9 +66,10 @@ static int op_step(int treefd, struct wb_op *op, bool forward, bool *ret_replace
                                     gid);
         else
                 r = wb_write_atomic(ret_replaced, fd, name, op->from.data, op->from.len,
-                                    op->from.exists ? op->from.mode : WB_MODE_NEW, uid, gid);
+                                    op->from.mode, uid, gid);
         if (r < 0)
-                return heal_error_set(err, r, "'%s': %s", op->path, strerror(-r));
+                return heal_error_set(err, r, "%s '%s': %s", exists ? "writing" : "removing",
+                                      op->path, strerror(-r));
         return 0;
 }
 
@@ -169,6 +191,7 @@ static int plan_file(struct plan *pl, int treefd, const heal_file_change *c, hea
         pl->n++;
         r = wb_open_parent(&fd, &name, &missing, treefd, c->file, false, err);
         if (r == -ENOENT) {
+                heal_error_clear(err);
                 if (plan_dirs(pl, c->file, missing) < 0)
                         return heal_error_set(err, -ENOMEM, "out of memory");
         } else if (r < 0) {
@@ -273,8 +296,14 @@ static int entry_create(char *id, size_t id_len, int undofd, const char *where, 
                 (void)str_printf(undone, sizeof(undone), "%s%s", id, WB_UNDONE);
                 if (faccessat(undofd, undone, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
                         continue;
-                if (mkdirat(undofd, id, 0700) == 0)
-                        return openat(undofd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (mkdirat(undofd, id, 0700) == 0) {
+                        int fd =
+                                openat(undofd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                        if (fd < 0)
+                                return heal_error_set(err, -errno, "'%s/%s': %m", where, id);
+                        return fd;
+                }
                 if (errno != EEXIST)
                         return heal_error_set(err, -errno, "'%s/%s': %m", where, id);
         }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,6 +106,18 @@ static int undo(heal_undo_result *res, const char *which, bool force, bool dry_r
 
         err = (heal_error)HEAL_ERROR_INIT;
         return heal_undo(res, &o, &err);
+}
+
+static int count_fds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        int n = 0;
+
+        cr_assert_not_null(d);
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
 }
 
 static size_t count_entries(void)
@@ -221,6 +234,8 @@ Test(writeback, an_existing_gitignore_is_kept_and_ids_differ)
 
 Test(writeback, a_tree_changed_since_the_baseline_gets_nothing)
 {
+        int fds = count_fds();
+
         four_changes();
         put("src/b.go", "package b // edited meanwhile\n", 0644);
         cr_assert_eq(writeback(), -ESTALE);
@@ -238,6 +253,7 @@ Test(writeback, a_tree_changed_since_the_baseline_gets_nothing)
         cr_assert_eq(writeback(), -ESTALE);
         cr_assert(strstr(err.msg, "'src/b.go' exists now"), "%s", err.msg);
         cr_assert_str_eq(get("a.go"), "package a\n");
+        cr_assert_eq(count_fds(), fds, "no descriptor leaked");
 }
 
 Test(writeback, paths_through_symlinks_or_outside_are_refused)
@@ -246,6 +262,7 @@ Test(writeback, paths_through_symlinks_or_outside_are_refused)
                                            ".git/config", "src/.git/x", ".heal/x",   "src//b.go",
                                            "link/x.go",   "l.go" };
         char outside[] = "/tmp/heal-test-wb-out-XXXXXX", path[600], cmd[700];
+        int fds = count_fds();
 
         cr_assert_not_null(mkdtemp(outside));
         put_in(outside, "f.go", "outside\n", 0644);
@@ -263,6 +280,13 @@ Test(writeback, paths_through_symlinks_or_outside_are_refused)
         }
         cr_assert(strstr(err.msg, "symlink"), "%s", err.msg);
         cr_assert_str_eq(get("link/f.go"), "outside\n");
+        heal_patch_release(&p);
+        change("a.go/x.go", NULL, "package x\n");
+        cr_assert_eq(writeback(), -ENOTDIR, "%s", err.msg);
+        heal_patch_release(&p);
+        change("src", "", "package x\n");
+        cr_assert_eq(writeback(), -EPERM, "a directory is not a file: %s", err.msg);
+        cr_assert_eq(count_fds(), fds, "no descriptor leaked");
         snprintf(path, sizeof(path), "%s/x.go", outside);
         cr_assert_neq(access(path, F_OK), 0);
         cr_assert_eq(count_entries(), 0);
@@ -273,11 +297,13 @@ Test(writeback, paths_through_symlinks_or_outside_are_refused)
 Test(writeback, undo_restores_the_originals_and_removes_what_was_new)
 {
         heal_undo_result res = { 0 };
+        int fds = count_fds();
         char path[600];
 
         four_changes();
         cr_assert_eq(writeback(), 0, "%s", err.msg);
         cr_assert_eq(undo(&res, NULL, false, false), 0, "%s", err.msg);
+        cr_assert_eq(count_fds(), fds, "no descriptor leaked");
         cr_assert_str_eq(res.id, id);
         cr_assert_eq(res.n_files, 4);
         cr_assert_eq(res.n_forced, 0);
@@ -392,6 +418,23 @@ Test(writeback, the_signal_mask_is_given_back)
         cr_assert_eq(sigismember(&before, SIGTERM), sigismember(&after, SIGTERM));
 }
 
+static int count_dir(const char *rel)
+{
+        char path[1024];
+        struct dirent *de;
+        int n = 0;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "%s/%s", tree, rel);
+        d = opendir(path);
+        if (!d)
+                return -1;
+        while ((de = readdir(d)))
+                n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+        closedir(d);
+        return n;
+}
+
 static int write_map(const char *file, const char *text)
 {
         int fd = open(file, O_WRONLY | O_CLOEXEC);
@@ -404,16 +447,11 @@ static int write_map(const char *file, const char *text)
         return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* In the child: a 64 KiB tmpfs as the tree; a patch whose second file does not fit. The exit
- * status says which check failed (0: all passed). */
-static int full_disk_child(uid_t uid, gid_t gid)
+/* In a forked child (single-threaded, as unshare(CLONE_NEWUSER) needs): a user and mount
+ * namespace of its own, and a tmpfs mounted with @opts over the tree. 0, or a check number. */
+static int enter_tmpfs(uid_t uid, gid_t gid, const char *opts)
 {
-        static char big[200 * 1024];
         char map[64];
-        heal_writeback_opts o = { .tree = tree };
-        heal_undo_entries l = { 0 };
-        char *ret = NULL;
-        int r;
 
         if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
                 return 10;
@@ -427,8 +465,22 @@ static int full_disk_child(uid_t uid, gid_t gid)
                 return 13;
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return 14;
-        if (mount("tmpfs", tree, "tmpfs", 0, "size=64k,mode=0755") < 0)
+        if (mount("tmpfs", tree, "tmpfs", 0, opts) < 0)
                 return 15;
+        return 0;
+}
+
+/* A 64 KiB tmpfs as the tree; a patch whose second file does not fit. */
+static int full_disk_child(uid_t uid, gid_t gid)
+{
+        static char big[200 * 1024];
+        heal_writeback_opts o = { .tree = tree };
+        heal_undo_entries l = { 0 };
+        int r, fds = count_fds();
+        char *ret = NULL;
+
+        if ((r = enter_tmpfs(uid, gid, "size=64k,mode=0755")) != 0)
+                return r;
         put("a.go", "package a\n", 0644);
         memset(big, 'x', sizeof(big) - 1);
         change("a.go", "package a\n", "package a\n\nvar X = 1\n");
@@ -445,10 +497,71 @@ static int full_disk_child(uid_t uid, gid_t gid)
                 return 23;
         if (heal_undo_list(&l, &(heal_undo_opts){ .tree = tree }, &err) < 0 || l.n)
                 return 24;
+
+        /* no room for the originals: the tree is not touched, no entry is left */
+        heal_patch_release(&p);
+        memset(big, 'y', 36 * 1024);
+        big[36 * 1024] = '\0';
+        put("c.go", big, 0644);
+        change("c.go", big, "package c\n");
+        r = heal_writeback(&ret, &p, &o, &err);
+        fprintf(stderr, "heal_writeback with no room for the originals: %d %s\n", r, err.msg);
+        if (r != -ENOSPC || !strstr(err.msg, "nothing was written"))
+                return 30;
+        if (strcmp(get("c.go"), big) != 0)
+                return 31;
+        if (count_dir(".heal/undo") != 0)
+                return 32;
+        if (count_fds() != fds)
+                return 33;
         return 0;
 }
 
-Test(writeback, a_disk_full_half_way_leaves_every_original)
+/* A tmpfs short of inodes: the new directory takes the last one the second file needed, and
+ * the rollback of the first file (a temporary file: an inode) fails too. The entry is kept,
+ * the message names the file, and heal_undo() then restores it. */
+static int no_inode_child(uid_t uid, gid_t gid)
+{
+        heal_writeback_opts o = { .tree = tree };
+        heal_undo_result res = { 0 };
+        char *ret = NULL;
+        int r;
+
+        struct statvfs sv;
+        char opts[64];
+
+        if ((r = enter_tmpfs(uid, gid, "nr_inodes=64,mode=0755")) != 0)
+                return r;
+        put("a.go", "package a\n", 0644);
+        /* 8 free: 7 for .heal (itself, .gitignore, undo, the entry, files, files/a.go and the
+         * manifest), 1 for a.go's temporary file while the old a.go exists, then 1 for big/ */
+        if (statvfs(tree, &sv) < 0)
+                return 16;
+        snprintf(opts, sizeof(opts), "nr_inodes=%llu",
+                 (unsigned long long)(sv.f_files - sv.f_ffree + 8));
+        if (mount(NULL, tree, NULL, MS_REMOUNT, opts) < 0)
+                return 17;
+        change("a.go", "package a\n", "package a // new\n");
+        change("big/data.go", NULL, "package big\n");
+        r = heal_writeback(&ret, &p, &o, &err);
+        fprintf(stderr, "heal_writeback out of inodes: %d %s\n", r, err.msg);
+        if (r != -ENOSPC || ret)
+                return 40;
+        if (!strstr(err.msg, "1 file could not be put back ('a.go'): 'heal undo "))
+                return 41;
+        if (strcmp(get("a.go"), "package a // new\n") != 0 || exists("big"))
+                return 42;
+        r = heal_undo(&res, &(heal_undo_opts){ .tree = tree }, &err);
+        fprintf(stderr, "heal_undo after it: %d %s\n", r, err.msg);
+        if (r != 0 || res.n_files != 1)
+                return 43;
+        heal_undo_result_release(&res);
+        if (strcmp(get("a.go"), "package a\n") != 0)
+                return 44;
+        return 0;
+}
+
+static void in_child(int (*fn)(uid_t, gid_t))
 {
         uid_t uid = geteuid();
         gid_t gid = getegid();
@@ -459,9 +572,19 @@ Test(writeback, a_disk_full_half_way_leaves_every_original)
         pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0)
-                _exit(full_disk_child(uid, gid));
+                _exit(fn(uid, gid));
         cr_assert_eq(waitpid(pid, &st, 0), pid);
         cr_assert(WIFEXITED(st), "the child died: %d", st);
         cr_assert_eq(WEXITSTATUS(st), 0, "check %d failed in the child", WEXITSTATUS(st));
+}
+
+Test(writeback, a_disk_full_half_way_leaves_every_original)
+{
+        in_child(full_disk_child);
         cr_assert_str_eq(get("a.go"), "package a\n", "the tmpfs was the child's own");
+}
+
+Test(writeback, a_failed_rollback_names_the_files_and_undo_restores_them)
+{
+        in_child(no_inode_child);
 }
