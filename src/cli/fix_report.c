@@ -99,6 +99,8 @@ void fix_print_verdict(const struct fix_view *v, const heal_repair_result *res, 
                                 "written\n");
         else if (res->verdict == HEAL_VERDICT_FIXED)
                 fprintf(stderr, "heal: a verified fix was found but not written\n");
+        else if (res->verdict == HEAL_VERDICT_CANCELED)
+                fprintf(stderr, "heal: interrupted: nothing was written\n");
         else
                 fprintf(stderr, "heal: no fix found: %s\n", res->stop);
         if (note && *note)

@@ -340,3 +340,35 @@ Test(fix, ctrl_c_during_the_search_leaves_the_tree_and_nothing_behind)
         test_rmtree(dir);
         free(dir);
 }
+
+/* The recorded cassettes still answer every request heal makes (after a change to the prompts:
+ * scripts/record-cassettes). */
+static void replay(const char *tree, const char *cassette)
+{
+        char *dir = test_tempdir(), cmd[PATH_MAX * 3];
+        struct heal_run r;
+
+        snprintf(cmd, sizeof(cmd), "cp -a '%s/.' '%s'", tree, dir);
+        cr_assert_eq(system(cmd), 0);
+        run_heal(&r, dir, cassette, "-- go test ./...");
+        cr_assert_eq(r.status, 0,
+                     "%s no longer answers heal's requests (prompts changed? run "
+                     "scripts/record-cassettes): %s",
+                     cassette, r.err);
+        assert_passes(dir, "go test ./...");
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(fix, recorded_cassettes_replay)
+{
+        char tree[PATH_MAX], cassette[PATH_MAX];
+
+        test_require("go");
+        snprintf(tree, sizeof(tree), "%s/broken/%s", test_data_dir(), REVERSE);
+        replay(tree, "replay:" REVERSE ".jsonl");
+        snprintf(tree, sizeof(tree), "%s/../../examples/nil-map", test_data_dir());
+        snprintf(cassette, sizeof(cassette), "replay:../../../examples/cassettes/nil-map.jsonl");
+        replay(tree, cassette);
+}
