@@ -110,6 +110,9 @@ typedef struct heal_diag {
  *                     function and message template (docs/analysis.md says what each catches).
  * @tests_passed, @n_tests_passed: tests reported passing (go test -v "--- PASS", -json "pass").
  * @tests_failed, @n_tests_failed: tests reported failing.
+ * @tests_skipped, @n_tests_skipped: tests reported skipped (go test -v "--- SKIP", -json "skip"
+ *                     events naming a test); a test-set invariant (heal_tests_compare()) needs
+ *                     them. Each list holds a name once, at most 4096 names, in output order.
  * @tail:              the last lines of the output (at most 4 KiB), for the prompt.
  */
 typedef struct heal_analysis {
@@ -121,6 +124,8 @@ typedef struct heal_analysis {
         size_t n_tests_passed;
         char **tests_failed;
         size_t n_tests_failed;
+        char **tests_skipped;
+        size_t n_tests_skipped;
         char *tail;
 } heal_analysis;
 

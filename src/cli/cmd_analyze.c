@@ -275,12 +275,13 @@ static void report_json(const heal_analysis *a, const char *command, int exit_co
 
         for (size_t i = 0; i < a->n_diags; i++)
                 json_array_append_new(diags, diag_json(&a->diags[i]));
-        doc = json_pack("{s:o,s:i,s:s,s:o,s:{s:s,s:s},s:{s:o,s:o},s:o}", "command",
+        doc = json_pack("{s:o,s:i,s:s,s:o,s:{s:s,s:s},s:{s:o,s:o,s:o},s:o}", "command",
                         str_or_null(command), "exit_code", exit_code, "status",
                         res ? heal_sandbox_status_to_string(res->status) : "recorded",
                         "diagnostics", diags, "fingerprints", "exact", a->exact, "cause", a->cause,
                         "tests", "passed", strings_json(a->tests_passed, a->n_tests_passed),
-                        "failed", strings_json(a->tests_failed, a->n_tests_failed), "tail",
+                        "failed", strings_json(a->tests_failed, a->n_tests_failed), "skipped",
+                        strings_json(a->tests_skipped, a->n_tests_skipped), "tail",
                         str_or_null(a->tail));
         if (doc && prompt && prompt->system) {
                 json_object_set_new(doc, "context", context_json(ctx));
@@ -342,8 +343,9 @@ static void report_human(const heal_analysis *a, const char *command, int exit_c
                                d->fixits[k].end_col, d->fixits[k].text);
         }
         printf("\nfingerprints: exact %s, cause %s\n", a->exact, a->cause);
-        if (a->n_tests_passed || a->n_tests_failed) {
-                printf("tests: %zu passed, %zu failed", a->n_tests_passed, a->n_tests_failed);
+        if (a->n_tests_passed || a->n_tests_failed || a->n_tests_skipped) {
+                printf("tests: %zu passed, %zu failed, %zu skipped", a->n_tests_passed,
+                       a->n_tests_failed, a->n_tests_skipped);
                 for (size_t i = 0; i < a->n_tests_failed && i < 10; i++)
                         printf("%s%s", i ? ", " : " (", a->tests_failed[i]);
                 printf("%s\n", a->n_tests_failed ? ")" : "");

@@ -327,6 +327,9 @@ void heal_analysis_release(heal_analysis *a)
         for (size_t i = 0; i < a->n_tests_failed; i++)
                 free(a->tests_failed[i]);
         free(a->tests_failed);
+        for (size_t i = 0; i < a->n_tests_skipped; i++)
+                free(a->tests_skipped[i]);
+        free(a->tests_skipped);
         free(a->tail);
         memset(a, 0, sizeof(*a));
 }

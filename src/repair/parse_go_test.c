@@ -105,7 +105,8 @@ static void package_dir(struct actx *x, const char *s, const char *module, size_
         }
 }
 
-/* Which tests failed, from every "--- FAIL" line, before the messages are read. */
+/* Which tests failed, passed and were skipped, from every "--- FAIL", "--- PASS" and
+ * "--- SKIP" line, before the messages are read. */
 static void failed_tests(struct actx *x)
 {
         const struct lines *L = x->lines;
@@ -115,11 +116,14 @@ static void failed_tests(struct actx *x)
                 const char *t = L->v[i] + strspn(L->v[i], " ");
                 size_t n;
 
-                if (!starts_with(t, "--- FAIL: ") && !starts_with(t, "--- PASS: "))
+                if (!starts_with(t, "--- FAIL: ") && !starts_with(t, "--- PASS: ") &&
+                    !starts_with(t, "--- SKIP: "))
                         continue;
                 n = strcspn(t + 10, " ");
                 if (t[4] == 'P')
                         test_list_add(x, &a->tests_passed, &a->n_tests_passed, t + 10, n);
+                else if (t[4] == 'S')
+                        test_list_add(x, &a->tests_skipped, &a->n_tests_skipped, t + 10, n);
                 else
                         test_list_add(x, &a->tests_failed, &a->n_tests_failed, t + 10, n);
         }
@@ -192,13 +196,17 @@ static int by_package(const void *x, const void *y)
         return r ? r : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-/* One event's Output, kept with its package; other lines (the build's) come first, in order. */
-static void add_event(struct event **v, size_t *n, json_t *ev, heal_buf *plain, int *error)
+/* One event's Output, kept with its package; other lines (the build's) come first, in order.
+ * A "skip" event names a skipped test even when its "--- SKIP" output line is missing. */
+static void add_event(struct actx *x, struct event **v, size_t *n, json_t *ev, int *error)
 {
         json_t *o = json_object_get(ev, "Output");
         const char *pkg = json_string_value(json_object_get(ev, "Package"));
+        const char *test = json_string_value(json_object_get(ev, "Test"));
         struct event *grown;
 
+        if (test && strcmp(json_string_value(json_object_get(ev, "Action")), "skip") == 0)
+                test_list_add(x, &x->a->tests_skipped, &x->a->n_tests_skipped, test, strlen(test));
         if (!json_is_string(o))
                 return;
         grown = realloc(*v, (*n + 1) * sizeof(*grown));
@@ -211,7 +219,6 @@ static void add_event(struct event **v, size_t *n, json_t *ev, heal_buf *plain, 
         if (!grown[*n].package || !grown[*n].output)
                 *error = -ENOMEM;
         (*n)++;
-        (void)plain;
 }
 
 /*
@@ -235,7 +242,7 @@ void parse_go_json(struct actx *x, const char *text, size_t len, char **ret_text
                 if (end > i && text[i] == '{')
                         ev = json_loadb(text + i, end - i, 0, NULL);
                 if (json_is_object(ev) && json_is_string(json_object_get(ev, "Action"))) {
-                        add_event(&events, &n, ev, &out, &error);
+                        add_event(x, &events, &n, ev, &error);
                 } else {
                         heal_buf_append(&out, text + i, end - i);
                         heal_buf_append(&out, "\n", 1);
