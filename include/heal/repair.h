@@ -65,7 +65,8 @@ const char *heal_outcome_name(heal_outcome o);
  * @fixed_errors: per error of its parent it removed, up to @build ("only new errors count":
  *                old locations shifted by the edit's line delta; default 0.05).
  * @diff_line:    subtracted per changed line (default 0.002, at most 0.1 in all).
- * @penalty:      subtracted per penalising gaming rule that fired (default 0.25).
+ * @penalty:      scales the gaming rules' penalties (each a fraction of the reward taken
+ *                away, heal_gaming_hit.penalty; default 1: as the rules say).
  */
 typedef struct heal_reward_weights {
         double build, original_gone, passes, fixed_errors, diff_line, penalty;
@@ -87,7 +88,8 @@ typedef struct heal_reward_weights {
  * @outcome:     the class; for the root HEAL_OUTCOME_SAME_FAILURE.
  * @reward:      of this evaluation, [0, 1] minus penalties.
  * @why:         one line: the first new error, the edit's failure, the rule that fired.
- * @rules:       NULL-terminated names of the gaming rules that fired, or NULL.
+ * @rules:       NULL-terminated names of the gaming rules that fired (heal_gaming_rules()),
+ *               or NULL; the array is owned by the node, the names are static.
  * @exact, @cause: fingerprints of its failure ("" when it passes or did not run).
  * @patch:       every change from the tree along the path (before = the tree's content).
  * @answer:      the model's answer it came from, or NULL.
@@ -146,6 +148,7 @@ typedef void (*heal_repair_event_fn)(heal_repair_event ev, const heal_node *node
  *               agreement (normalized patches several samples converged on), then smallest
  *               diff; default: stop at the first verified one.
  * @protected:   as heal_apply_opts (NULL: the defaults).
+ * @allow:       NULL-terminated names of gaming rules not to apply (heal/gaming.h), or NULL.
  * @weights:     NULL: HEAL_REWARD_WEIGHTS_INIT.
  * @context_budget: tokens of source in a prompt (0: 6000).
  * @on_event:    progress, called from the calling thread; may be NULL.
@@ -166,6 +169,7 @@ typedef struct heal_repair_opts {
         double c_uct;
         bool best;
         const char *const *protected;
+        const char *const *allow;
         const heal_reward_weights *weights;
         size_t context_budget;
         heal_repair_event_fn on_event;

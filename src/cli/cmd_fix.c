@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heal/gaming.h"
 #include "heal/repair.h"
 
 #include "cli/cli.h"
@@ -40,6 +41,10 @@ static const char fix_usage[] =
         "  --protect PATTERN   a path pattern candidates may not edit (repeatable; default:\n"
         "                      *_test.go, testdata, tests)\n"
         "  --context TOKENS    tokens of source shown to the model (default 6000)\n"
+        "  --allow RULE        do not apply the gaming rule RULE (repeatable): skip_test,\n"
+        "                      exit_early, recover_panic, build_tags, nolint,\n"
+        "                      delete_failing_code, test_literals, sleep_added, noop,\n"
+        "                      fewer_tests, new_skips, failing_test_gone (docs/gaming.md)\n"
         "\n"
         "model options:\n" LLM_OPTS_HELP
         "  --max-requests N    model requests at most (default 16)\n"
@@ -112,6 +117,16 @@ static int valued_option(struct fix_opts *f, const char *name, const char *v)
                         return -EINVAL;
                 }
                 *(name[2] == 'e' ? &f->c_uct : &f->max_cost) = d;
+                return 1;
+        }
+        if (!strcmp(name, "--allow")) {
+                if (!heal_gaming_rule_find(v)) {
+                        log_error("--allow '%s': no such rule; the rules are in docs/gaming.md", v);
+                        return -EINVAL;
+                }
+                if (f->n_allow == PROTECT_MAX)
+                        return log_error("--allow: at most %d rules", PROTECT_MAX), -EINVAL;
+                f->allow[f->n_allow++] = v;
                 return 1;
         }
         if (!strcmp(name, "--verify"))

@@ -29,6 +29,8 @@ struct fix_opts {
         const char *trace_path;
         const char *protect[PROTECT_MAX + 1];
         size_t n_protect;
+        const char *allow[PROTECT_MAX + 1];
+        size_t n_allow;
 };
 
 /* fix_run.c: the job, once the options are parsed; returns the exit code. */

@@ -114,6 +114,7 @@ static int setup(struct job *j)
                 j->verify_argv[2] = f->verify;
         }
         f->protect[f->n_protect] = NULL;
+        f->allow[f->n_allow] = NULL;
         *ro = (heal_repair_opts){ .tree = j->tree,
                                   .argv = (const char *const *)j->o->argv,
                                   .verify = f->verify ? j->verify_argv : NULL,
@@ -130,6 +131,7 @@ static int setup(struct job *j)
                                   .c_uct = f->c_uct,
                                   .best = f->best,
                                   .protected = f->n_protect ? f->protect : NULL,
+                                  .allow = f->n_allow ? f->allow : NULL,
                                   .context_budget = f->context,
                                   .on_event = fix_on_event,
                                   .userdata = &j->view,

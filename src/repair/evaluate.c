@@ -56,30 +56,6 @@ static void run_all(struct search *s, const int *ids, size_t n)
                 pthread_join(t[i], NULL);
 }
 
-static bool has_test(char *const *v, size_t n, const char *name)
-{
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(v[i], name) == 0)
-                        return true;
-        return false;
-}
-
-/* The tests that passed in the baseline, and the ones that failed, must pass now. */
-static const char *lost_test(const heal_analysis *root, const heal_analysis *now, bool *was_failing)
-{
-        for (size_t i = 0; i < root->n_tests_passed; i++)
-                if (!has_test(now->tests_passed, now->n_tests_passed, root->tests_passed[i])) {
-                        *was_failing = false;
-                        return root->tests_passed[i];
-                }
-        for (size_t i = 0; i < root->n_tests_failed; i++)
-                if (!has_test(now->tests_passed, now->n_tests_passed, root->tests_failed[i])) {
-                        *was_failing = true;
-                        return root->tests_failed[i];
-                }
-        return NULL;
-}
-
 static bool diag_in(const heal_analysis *a, const heal_diag *d)
 {
         for (size_t i = 0; i < a->n_diags; i++) {
@@ -157,9 +133,8 @@ static bool has_compile_error(const heal_analysis *a)
 
 static int classify_passed(struct search *s, struct snode *x, heal_error *err)
 {
-        const heal_analysis *root = &s->v[0].an;
-        bool was_failing = false;
-        const char *lost;
+        heal_gaming_report rep = { 0 };
+        heal_gaming_opts go = { .disabled = s->o->allow };
         int r;
 
         x->pub.outcome = HEAL_OUTCOME_PASSES;
@@ -170,22 +145,13 @@ static int classify_passed(struct search *s, struct snode *x, heal_error *err)
         if (r < 0)
                 return r;
         x->an_owned = true;
-        lost = lost_test(root, &x->an, &was_failing);
-        if (lost) { /* passing by running fewer tests is gaming */
-                static const char *fewer[] = { "fewer_tests", NULL };
-                static const char *gone[] = { "failing_test_gone", NULL };
-
-                x->pub.outcome = HEAL_OUTCOME_REJECTED;
-                x->pub.rules = was_failing ? gone : fewer;
-                if (was_failing)
-                        set_why(x, "%s failed before and does not pass now (skipped or not run)",
-                                lost);
-                else
-                        set_why(x, "%s passed before and does not pass now", lost);
-        } else {
-                set_why(x, "passes (%zu tests)", x->an.n_tests_passed);
-        }
-        return 0;
+        set_why(x, "passes (%zu tests)", x->an.n_tests_passed);
+        /* Passing by running fewer tests, or skipping the failing one, is gaming. */
+        r = heal_tests_compare(&rep, &s->v[0].an, &x->an, &go, err);
+        if (r >= 0 && node_add_rules(x, &rep) < 0)
+                r = heal_error_set(err, -ENOMEM, "out of memory");
+        heal_gaming_report_release(&rep);
+        return r;
 }
 
 static int classify_failed(struct search *s, struct snode *x, heal_error *err)
@@ -218,7 +184,6 @@ static double reward_of(const struct search *s, const struct snode *x)
         const heal_reward_weights *w = &s->w;
         const struct snode *parent = &s->v[x->pub.parent];
         double r = 0, size;
-        size_t n_rules = 0;
 
         switch (x->pub.outcome) {
         case HEAL_OUTCOME_PASSES:
@@ -239,9 +204,7 @@ static double reward_of(const struct search *s, const struct snode *x)
         }
         size = w->diff_line * x->pub.lines_changed;
         r -= size > 0.1 ? 0.1 : size;
-        while (x->pub.rules && x->pub.rules[n_rules])
-                n_rules++;
-        r -= w->penalty * (double)n_rules;
+        r *= 1 - (w->penalty * x->penalty > 1 ? 1 : w->penalty * x->penalty);
         return r < 0 ? 0 : r;
 }
 

@@ -172,7 +172,8 @@ static int child_from_answer(struct search *s, int parent, const char *text)
         if (r < 0)
                 s->v[id].pub.lines_changed = 0;
         search_preclassify(s, id, r, &e);
-        return id;
+        r = node_check_gaming(s, &s->v[id], &e);
+        return r == -ENOMEM ? r : id;
 }
 
 static void join_argv(heal_buf *b, const char *const *argv)

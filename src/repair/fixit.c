@@ -151,5 +151,6 @@ int search_fixits(struct search *s, heal_error *err)
                 return heal_error_set(err, id, "out of memory");
         }
         search_preclassify(s, id, 0, &e);
-        return id;
+        r = node_check_gaming(s, &s->v[id], err);
+        return r < 0 ? r : id;
 }

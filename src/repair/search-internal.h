@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "heal/buf.h"
+#include "heal/gaming.h"
 #include "heal/repair.h"
 
 #define WS_ENV_MAX 40
@@ -53,7 +54,8 @@ struct snode {
         double value;    /* their reward sum */
         unsigned vloss;  /* virtual losses: expansions in flight below it */
         unsigned expansions;
-        int exit_code; /* of its run */
+        double penalty; /* the gaming rules' penalties: a fraction of the reward, [0, 1] */
+        int exit_code;  /* of its run */
         bool evaluated;
         char content[33];        /* XXH3-128 of the workspace content (path + after of each file) */
         heal_sandbox_result res; /* the run, until classified */
@@ -97,6 +99,12 @@ int search_fixits(struct search *s, heal_error *err);
 /* A new node under @parent with @patch (taken) from @source; its id or -ENOMEM. */
 int search_add_node(struct search *s, int parent, const char *source, heal_patch *patch,
                     char *answer);
+
+/* gaming_node.c: @rep's rules added to the node (names, penalty); when one rejects, the
+ * node is rejected with the hit's detail as why. -ENOMEM. */
+int node_add_rules(struct snode *x, const heal_gaming_report *rep);
+/* heal_gaming_check() of a new node's patch; rejected nodes are classified at once. */
+int node_check_gaming(struct search *s, struct snode *x, heal_error *err);
 
 /* trace.c: one JSON line per evaluated node */
 void trace_node(FILE *f, const struct search *s, const struct snode *x);

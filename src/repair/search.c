@@ -330,7 +330,7 @@ static void search_finish(struct search *s, heal_repair_result *ret)
                 if (ret->nodes)
                         ret->nodes[i] = s->v[i].pub;
                 else
-                        free(s->v[i].pub.why), free(s->v[i].pub.answer),
+                        free(s->v[i].pub.why), free(s->v[i].pub.answer), free(s->v[i].pub.rules),
                                 heal_patch_release(&s->v[i].pub.patch);
                 if (s->v[i].an_owned)
                         heal_analysis_release(&s->v[i].an);
@@ -424,6 +424,7 @@ void heal_repair_result_release(heal_repair_result *r)
         if (!r)
                 return;
         for (size_t i = 0; i < r->n_nodes; i++) {
+                free(r->nodes[i].rules);
                 free(r->nodes[i].why);
                 free(r->nodes[i].answer);
                 heal_patch_release(&r->nodes[i].patch);
