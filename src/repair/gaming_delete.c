@@ -285,14 +285,19 @@ struct literal_ctx {
 static void literal_added(const char *x, size_t len, unsigned line, void *userdata)
 {
         struct literal_ctx *k = userdata;
+        size_t shown;
 
         if (!strings_has(k->tests, x, len) || strings_has(k->old, x, len) ||
             strings_has(&k->seen, x, len))
                 return;
         strings_add(x, len, line, &k->seen);
+        shown = MIN(len, 80);
+        for (size_t i = 0; i < shown; i++) /* the detail is one line */
+                if (x[i] == '\n' || x[i] == '\r')
+                        shown = i;
         hit_add(k->c->h, "test_literals", false, PENALTY_LITERAL, k->c->file, line,
-                "literal '%.*s' of the tests next to it written into non-test code",
-                (int)MIN(len, 80), x);
+                "literal '%.*s%s' of the tests next to it written into non-test code", (int)shown,
+                x, shown < len ? "..." : "");
 }
 
 void check_test_literals(struct file_check *c)
