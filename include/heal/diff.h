@@ -90,7 +90,9 @@ unsigned heal_diff_line_map(const heal_diff_line *v, size_t n, unsigned old_line
  *
  * The output is byte-exact for `patch -p1` and `git apply`: "@@ -l,s +l,s @@" headers (",s"
  * left out when s is 1; l is the line before the hunk when s is 0) and "\ No newline at end of
- * file" after a last line without '\n'. Identical contents append nothing.
+ * file" after a last line without '\n'. Identical contents append nothing, and so does a new
+ * or deleted file that is empty (a plain unified diff cannot say so; git's headers can). With
+ * @context_lines 0, `git apply` needs --unidiff-zero.
  *
  * Context: pure computation; thread-safe; costs as heal_diff_lines().
  * Return: the number of hunks appended (0 for identical contents); -E2BIG when @out's cap cut

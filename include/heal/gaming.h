@@ -68,8 +68,8 @@ typedef struct heal_gaming_hit {
 } heal_gaming_hit;
 
 /**
- * struct heal_gaming_report - Every hit, in file and line order; release with
- * heal_gaming_report_release().
+ * struct heal_gaming_report - Every hit, grouped by file in patch order (whole-patch hits
+ * first); release with heal_gaming_report_release().
  * @v, @n:   the hits (at most 256; more are counted in @n_dropped only).
  * @reject:  some hit rejects the candidate.
  * @penalty: the sum of the hits' penalties, at most 1 (1 too when @reject).

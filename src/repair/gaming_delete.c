@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "heal/diff.h"
 
@@ -153,44 +154,74 @@ void check_deleted_code(struct file_check *c)
         }
 }
 
+/* A set of literals: open addressing on XXH3-64, at most STRINGS_MAX (more are ignored). */
+#define STRINGS_MAX (1u << 16)
+
 struct strings {
-        char **v;
-        size_t n;
+        char **slot;
+        size_t cap, n;
         int error;
 };
 
 static bool strings_has(const struct strings *s, const char *x, size_t len)
 {
-        for (size_t i = 0; i < s->n; i++)
-                if (strlen(s->v[i]) == len && memcmp(s->v[i], x, len) == 0)
+        for (size_t i = s->cap ? XXH3_64bits(x, len) & (s->cap - 1) : 0; s->cap && s->slot[i];
+             i = (i + 1) & (s->cap - 1))
+                if (strlen(s->slot[i]) == len && memcmp(s->slot[i], x, len) == 0)
                         return true;
         return false;
+}
+
+static void strings_put(char **slot, size_t cap, char *x)
+{
+        size_t i = XXH3_64bits(x, strlen(x)) & (cap - 1);
+
+        while (slot[i])
+                i = (i + 1) & (cap - 1);
+        slot[i] = x;
+}
+
+static int strings_grow(struct strings *s)
+{
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        char **slot = calloc(cap, sizeof(*slot));
+
+        if (!slot)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->cap; i++)
+                if (s->slot[i])
+                        strings_put(slot, cap, s->slot[i]);
+        free(s->slot);
+        s->slot = slot;
+        s->cap = cap;
+        return 0;
 }
 
 static void strings_add(const char *x, size_t len, unsigned line, void *userdata)
 {
         struct strings *s = userdata;
-        char **grown;
+        char *copy;
 
         (void)line;
-        if (s->error || strings_has(s, x, len))
+        if (s->error || s->n >= STRINGS_MAX || strings_has(s, x, len))
                 return;
-        grown = realloc(s->v, (s->n + 1) * sizeof(*grown));
-        if (!grown || !(grown[s->n] = strndup(x, len))) {
-                if (grown)
-                        s->v = grown;
+        if (2 * (s->n + 1) > s->cap && strings_grow(s) < 0) {
                 s->error = -ENOMEM;
                 return;
         }
-        s->v = grown;
+        if (!(copy = strndup(x, len))) {
+                s->error = -ENOMEM;
+                return;
+        }
+        strings_put(s->slot, s->cap, copy);
         s->n++;
 }
 
 static void strings_release(struct strings *s)
 {
-        for (size_t i = 0; i < s->n; i++)
-                free(s->v[i]);
-        free(s->v);
+        for (size_t i = 0; i < s->cap; i++)
+                free(s->slot[i]);
+        free(s->slot);
 }
 
 static bool is_test_file(const char *name)
@@ -254,14 +285,19 @@ struct literal_ctx {
 static void literal_added(const char *x, size_t len, unsigned line, void *userdata)
 {
         struct literal_ctx *k = userdata;
+        size_t shown;
 
         if (!strings_has(k->tests, x, len) || strings_has(k->old, x, len) ||
             strings_has(&k->seen, x, len))
                 return;
         strings_add(x, len, line, &k->seen);
+        shown = MIN(len, 80);
+        for (size_t i = 0; i < shown; i++) /* the detail is one line */
+                if (x[i] == '\n' || x[i] == '\r')
+                        shown = i;
         hit_add(k->c->h, "test_literals", false, PENALTY_LITERAL, k->c->file, line,
-                "literal '%.*s' of the tests next to it written into non-test code",
-                (int)MIN(len, 80), x);
+                "literal '%.*s%s' of the tests next to it written into non-test code", (int)shown,
+                x, shown < len ? "..." : "");
 }
 
 void check_test_literals(struct file_check *c)

@@ -79,49 +79,79 @@ static void classify(struct lexed *l)
         }
 }
 
-/* The line where the body opened at or after @from ends, or 0 when a ';' comes first (a
- * declaration) or the braces never close. */
-static unsigned body_end(const struct lexed *l, unsigned from)
-{
-        int depth = 0;
-        unsigned line = from;
+/* A brace or semicolon of code at the top level: '{' from depth 0, '}' back to 0, ';' at 0. */
+struct top_event {
+        size_t pos;
+        unsigned line;
+        char c;
+};
 
-        for (size_t i = l->starts[from - 1]; i < l->len; i++) {
-                if (l->text[i] == '\n')
-                        line++;
-                if (l->cls[i] != LEX_CODE)
+/* Every top-level event, in order: one pass over the code bytes (a '}' too many is ignored). */
+static int top_events(const struct lexed *l, struct top_event **ret, size_t *ret_n)
+{
+        struct top_event *v = NULL;
+        size_t n = 0, cap = 0, depth = 0;
+        unsigned line = 1;
+
+        for (size_t i = 0; i < l->len; i++) {
+                char ch = l->text[i];
+                bool top;
+
+                line += ch == '\n';
+                if (l->cls[i] != LEX_CODE || (ch != '{' && ch != '}' && ch != ';'))
                         continue;
-                if (l->text[i] == ';' && depth == 0)
-                        return 0;
-                if (l->text[i] == '{')
-                        depth++;
-                if (l->text[i] == '}' && --depth == 0)
-                        return line;
+                top = ch == '{' ? depth++ == 0 : ch == '}' ? depth && --depth == 0 : depth == 0;
+                if (!top)
+                        continue;
+                if (n == cap) {
+                        struct top_event *grown =
+                                realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+                        if (!grown) {
+                                free(v);
+                                return -ENOMEM;
+                        }
+                        v = grown;
+                }
+                v[n++] = (struct top_event){ i, line, ch };
         }
+        *ret = v;
+        *ret_n = n;
         return 0;
 }
 
+/* A definition line (source_definition() at column 0) whose next top-level event opens a body
+ * is a function up to the event that closes it; linear in the file. */
 static int find_funcs(struct lexed *l)
 {
         const char *ext = l->lang == LANG_GO ? "x.go" : "x.c";
         char buf[LINE_MAX_PARSED], name[128];
+        struct top_event *ev;
+        size_t n_ev, j = 0;
 
+        if (top_events(l, &ev, &n_ev) < 0)
+                return -ENOMEM;
         for (unsigned n = 1; n <= l->n_lines; n++) {
                 struct func_range *grown;
-                unsigned end;
 
+                while (j < n_ev && ev[j].pos < l->starts[n - 1])
+                        j++;
                 lex_view(l, n, LEX_CODE, buf, sizeof(buf));
                 source_definition(buf, ext, name, sizeof(name));
-                if (!name[0] || buf[0] == '#' || !(end = body_end(l, n)))
+                if (!name[0] || buf[0] == '#' || j + 1 >= n_ev || ev[j].c != '{' ||
+                    ev[j + 1].c != '}')
                         continue;
                 grown = realloc(l->funcs, (l->n_funcs + 1) * sizeof(*grown));
-                if (!grown)
+                if (!grown) {
+                        free(ev);
                         return -ENOMEM;
+                }
                 l->funcs = grown;
-                grown[l->n_funcs] = (struct func_range){ .start = n, .end = end };
+                grown[l->n_funcs] = (struct func_range){ .start = n, .end = ev[j + 1].line };
                 snprintf(grown[l->n_funcs++].name, sizeof(grown->name), "%s", name);
-                n = end;
+                n = ev[j + 1].line;
         }
+        free(ev);
         return 0;
 }
 
@@ -180,10 +210,17 @@ const char *lex_view(const struct lexed *l, unsigned n, unsigned mask, char *buf
 
 const struct func_range *lex_func_at(const struct lexed *l, unsigned line)
 {
-        for (size_t i = 0; i < l->n_funcs; i++)
-                if (l->funcs[i].start <= line && line <= l->funcs[i].end)
-                        return &l->funcs[i];
-        return NULL;
+        size_t lo = 0, hi = l->n_funcs; /* in line order and disjoint: binary search */
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (l->funcs[mid].end < line)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < l->n_funcs && l->funcs[lo].start <= line ? &l->funcs[lo] : NULL;
 }
 
 const struct func_range *lex_func_named(const struct lexed *l, const char *name)

@@ -99,14 +99,18 @@ static const char *c_exit_zero(const char *code)
 static void exits_and_recovers(struct file_check *c, unsigned ln, const char *code)
 {
         static const char *const go_exits[] = { "os.Exit", "runtime.Goexit", "syscall.Exit" };
-        const char *fn = func_name_at(c->new, ln), *what = NULL;
-        bool failing = is_failing(c, fn);
+        const char *fn, *what = NULL;
+        bool rec = c->new->lang == LANG_GO &&find_call(code, "recover", NULL, 0), failing;
 
         for (size_t i = 0; c->new->lang == LANG_GO && !what &&i < ELEMENTSOF(go_exits); i++)
                 if (find_call(code, go_exits[i], NULL, 0))
                         what = go_exits[i];
         if (c->new->lang == LANG_C)
                 what = c_exit_zero(code);
+        if (!what && !rec)
+                return; /* the function is looked up only for a hit */
+        fn = func_name_at(c->new, ln);
+        failing = is_failing(c, fn);
         if (what) {
                 bool reject = failing || strcmp(fn, "TestMain") == 0 || strcmp(fn, "init") == 0;
 
@@ -114,7 +118,7 @@ static void exits_and_recovers(struct file_check *c, unsigned ln, const char *co
                         "%s added in %s%s", what, fn[0] ? fn : "top-level code",
                         failing ? ", a function of the failure" : "");
         }
-        if (c->new->lang == LANG_GO && find_call(code, "recover", NULL, 0))
+        if (rec)
                 hit_add(c->h, "recover_panic", failing, PENALTY_ELSEWHERE, c->file, ln,
                         "recover() added in %s%s", fn[0] ? fn : "top-level code",
                         failing ? ", a function of the failure's stack" : "");

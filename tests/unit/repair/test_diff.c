@@ -60,9 +60,10 @@ static char *get(const char *rel)
         return s;
 }
 
-/* Diff @before -> @after as file "f.go", apply it with @tool ("patch -p1" or "git apply") in
- * the temporary directory, and check the file then holds @after. Returns the hunks. */
-static int round_trip(const char *tool, const char *before, const char *after)
+/* Diff @before -> @after as file "f.go" with @ctx lines of context, apply it with @tool
+ * ("patch -p1" or "git apply") in the temporary directory, and check the file then holds
+ * @after. Returns the hunks. */
+static int round_trip_ctx(const char *tool, const char *before, const char *after, unsigned ctx)
 {
         heal_buf out = HEAL_BUF_INIT(64u << 20);
         heal_error err = HEAL_ERROR_INIT;
@@ -72,7 +73,7 @@ static int round_trip(const char *tool, const char *before, const char *after)
         unlink(strcat(strcpy(cmd, dir), "/f.go"));
         if (before)
                 put("f.go", before, strlen(before));
-        hunks = heal_diff_unified(&out, "f.go", before, after, 3, &err);
+        hunks = heal_diff_unified(&out, "f.go", before, after, ctx, &err);
         cr_assert_geq(hunks, 0, "%s", err.msg);
         if (hunks == 0) {
                 cr_assert_eq(out.len, 0);
@@ -89,6 +90,11 @@ static int round_trip(const char *tool, const char *before, const char *after)
         free(got);
         heal_buf_release(&out);
         return hunks;
+}
+
+static int round_trip(const char *tool, const char *before, const char *after)
+{
+        return round_trip_ctx(tool, before, after, 3);
 }
 
 static void both(const char *before, const char *after)
@@ -189,9 +195,13 @@ Test(diff, two_hunks_and_zero_context)
 
                 cr_assert_eq(heal_diff_unified(&out, "f", before, after, 0, NULL), 3);
                 cr_assert(strstr(out.data, "@@ -21 +20,0 @@\n-line 20\n"), "%s", out.data);
-                put("p.diff", out.data, out.len);
                 heal_buf_release(&out);
         }
+        cr_assert_eq(round_trip_ctx("patch -p1 -s", before, after, 0), 3);
+        round_trip_ctx("git apply --unidiff-zero", before, after, 0);
+        round_trip_ctx("patch -p1 -s", "a\nb\n", "a\nx\nb\ny\n", 0);
+        round_trip_ctx("git apply --unidiff-zero", "a\nb\n", "x\na\nx\nb\ny\n", 0);
+        round_trip_ctx("patch -p1 -s", "a\nb\n", "a\nx\nb\ny\n", 1);
 }
 
 /* Lines from a small alphabet, so that the sides share many lines in varied orders. */
@@ -238,7 +248,8 @@ Test(diff, random_pairs_round_trip, .timeout = 120)
                 char *a = random_text(&seed, 40);
                 char *b = i % 2 ? random_text(&seed, 40) : mutate(&seed, a);
 
-                round_trip(i % 4 == 3 ? "git apply" : "patch -p1 -s", i % 17 ? a : NULL, b);
+                round_trip_ctx(i % 4 == 3 ? "git apply" : "patch -p1 -s", i % 17 ? a : NULL, b,
+                               i % 4 == 3 ? 3 : (unsigned)i % 4);
                 free(a);
                 free(b);
         }
