@@ -22,6 +22,7 @@ bench: build
 	build/bench/bench-start --runs 200
 	build/bench/bench-gobuild --runs 20
 	build/bench/bench-analyze --runs 20
+	build/bench/bench-workspace --runs 20
 
 fuzz: deps
 	bash fuzz/run-smoke.sh build-fuzz
