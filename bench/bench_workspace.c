@@ -9,8 +9,8 @@
  *     written there, the same sandbox run in it, the copy removed (the "copy file -> sandbox"
  *     approach of the heal-cli post);
  *   - floor: the bare sandbox running `true` with the default view (no workspace at all).
- * Medians of --runs runs (copy: at most 3 on the trees of 10,000 files and more), in this process; ms and the
- * ratios copy/overlay and overlay-floor.
+ * Medians of --runs runs (copy: at most 3 from 10,000 files), in this process; ms and the ratios
+ * copy/overlay and overlay-floor.
  */
 #include <errno.h>
 #include <fcntl.h>

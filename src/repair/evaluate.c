@@ -56,39 +56,6 @@ static void run_all(struct search *s, const int *ids, size_t n)
                 pthread_join(t[i], NULL);
 }
 
-static bool diag_in(const heal_analysis *a, const heal_diag *d)
-{
-        for (size_t i = 0; i < a->n_diags; i++) {
-                const heal_diag *e = &a->diags[i];
-
-                if (e->kind == d->kind && e->severity == d->severity &&
-                    !strcmp(e->message, d->message) &&
-                    !strcmp(e->file ? e->file : "", d->file ? d->file : ""))
-                        return true;
-        }
-        return false;
-}
-
-/* "Only new errors count": errors of @from missing in @to, compared without line numbers, so
- * that an edit moving the lines below it is not blamed for the errors it only shifted. */
-static unsigned errors_gone(const heal_analysis *from, const heal_analysis *to)
-{
-        unsigned n = 0;
-
-        for (size_t i = 0; i < from->n_diags; i++)
-                n += from->diags[i].severity == HEAL_SEVERITY_ERROR &&
-                     !diag_in(to, &from->diags[i]);
-        return n;
-}
-
-static const heal_diag *first_new_error(const heal_analysis *parent, const heal_analysis *a)
-{
-        for (size_t i = 0; i < a->n_diags; i++)
-                if (a->diags[i].severity == HEAL_SEVERITY_ERROR && !diag_in(parent, &a->diags[i]))
-                        return &a->diags[i];
-        return a->n_diags ? &a->diags[0] : NULL;
-}
-
 static void __attribute__((format(printf, 2, 3))) set_why(struct snode *x, const char *fmt, ...)
 {
         va_list ap;
@@ -164,7 +131,10 @@ static int classify_failed(struct search *s, struct snode *x, heal_error *err)
         x->an_owned = true;
         memcpy(x->pub.exact, x->an.exact, sizeof(x->pub.exact));
         memcpy(x->pub.cause, x->an.cause, sizeof(x->pub.cause));
-        why_from_diag(x, first_new_error(&parent->an, &x->an));
+        diag_compare(&x->delta, &parent->an, &parent->pub.patch, &x->an, &x->pub.patch);
+        why_from_diag(x, x->delta.first_new ? x->delta.first_new
+                         : x->an.n_diags    ? &x->an.diags[0]
+                                            : NULL);
         if (!strcmp(x->pub.cause, root->pub.cause) || !strcmp(x->pub.exact, root->pub.exact))
                 x->pub.outcome = HEAL_OUTCOME_SAME_FAILURE;
         else if (has_compile_error(&x->an))
@@ -182,7 +152,6 @@ static int classify_failed(struct search *s, struct snode *x, heal_error *err)
 static double reward_of(const struct search *s, const struct snode *x)
 {
         const heal_reward_weights *w = &s->w;
-        const struct snode *parent = &s->v[x->pub.parent];
         double r = 0, size;
 
         switch (x->pub.outcome) {
@@ -196,7 +165,7 @@ static double reward_of(const struct search *s, const struct snode *x)
                 r = has_compile_error(&x->an) ? 0 : w->build;
                 break;
         case HEAL_OUTCOME_BUILD_FAILS:
-                r = w->fixed_errors * errors_gone(&parent->an, &x->an);
+                r = w->fixed_errors * x->delta.removed;
                 r = r > w->build ? w->build : r;
                 break;
         default:

@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "heal/buf.h"
+#include "heal/diff.h"
 #include "heal/prompt.h"
 #include "heal/repair.h"
 
@@ -58,37 +59,14 @@ static void content_hash(const heal_patch *p, char out[33])
                  (unsigned long long)h.low64);
 }
 
-static unsigned lines_in(const char *s, size_t from, size_t to)
-{
-        unsigned n = 1;
-
-        for (size_t i = from; i < to; i++)
-                n += s[i] == '\n' && i + 1 < to;
-        return from < to ? n : 0;
-}
-
-/* Lines removed plus added: the lines between the common prefix and the common suffix of each
- * file, on both sides (an upper bound of a minimal diff's size; linear time). */
+/* Lines added plus removed, as a minimal diff counts them. */
 static unsigned changed_lines(const heal_patch *p)
 {
-        unsigned n = 0;
+        heal_diff_stat st;
 
-        for (size_t i = 0; i < p->n_files; i++) {
-                const char *b = p->files[i].before ? p->files[i].before : "";
-                const char *a = p->files[i].after ? p->files[i].after : "";
-                size_t pre = 0, la = strlen(a), lb = strlen(b), suf = 0;
-
-                while (pre < la && pre < lb && a[pre] == b[pre])
-                        pre++;
-                while (suf < la - pre && suf < lb - pre && a[la - 1 - suf] == b[lb - 1 - suf])
-                        suf++;
-                if (pre == la && pre == lb)
-                        continue;
-                while (pre > 0 && a[pre - 1] != '\n') /* whole lines */
-                        pre--;
-                n += lines_in(a, pre, la - suf) + lines_in(b, pre, lb - suf);
-        }
-        return n;
+        if (heal_patch_diff_stat(&st, p, NULL) < 0)
+                return 10000; /* too big to diff: a huge patch */
+        return (unsigned)(st.lines_added + st.lines_removed);
 }
 
 int search_add_node(struct search *s, int parent, const char *source, heal_patch *patch,

@@ -45,6 +45,16 @@ int baseline_analyze(heal_analysis *ret, const heal_sandbox_result *res, const s
                      const char *const *argv, heal_error *err);
 bool run_passed(const heal_sandbox_result *res);
 
+/* shift.c: a candidate's error diagnostics (@to, its workspace @to_p) against its parent's
+ * (@from, @from_p), the parent's lines moved by the edit between them. */
+struct diag_delta {
+        unsigned removed;           /* parent errors gone */
+        unsigned added;             /* candidate errors that are new */
+        const heal_diag *first_new; /* the first of them (in @to), or NULL */
+};
+void diag_compare(struct diag_delta *ret, const heal_analysis *from, const heal_patch *from_p,
+                  const heal_analysis *to, const heal_patch *to_p);
+
 /* A node of the search tree; nodes live in one array and name each other by index. */
 struct snode {
         heal_node pub;
@@ -54,8 +64,9 @@ struct snode {
         double value;    /* their reward sum */
         unsigned vloss;  /* virtual losses: expansions in flight below it */
         unsigned expansions;
-        double penalty; /* the gaming rules' penalties: a fraction of the reward, [0, 1] */
-        int exit_code;  /* of its run */
+        double penalty;          /* the gaming rules' penalties: a fraction of the reward, [0, 1] */
+        struct diag_delta delta; /* its errors against its parent's (failed runs) */
+        int exit_code;           /* of its run */
         bool evaluated;
         char content[33];        /* XXH3-128 of the workspace content (path + after of each file) */
         heal_sandbox_result res; /* the run, until classified */
