@@ -27,6 +27,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_undo(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* run_opts.c: heal run's sandbox options, for every command that runs one */
 #define MAX_MOUNTS 64

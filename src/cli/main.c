@@ -34,6 +34,8 @@ static const char usage[] =
         "                                  restore the files a fix written by heal changed\n"
         "                                  (originals kept in .heal/undo/); see\n"
         "                                  'heal undo --help'\n"
+        "  report TRACE                    draw a repair search (heal --trace TRACE) as a page\n"
+        "                                  with its tree; see 'heal report --help'\n"
         "  --version                       print heal's version\n"
         "\n"
         "docs: README.md, docs/repair.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md,\n"
@@ -72,6 +74,8 @@ int main(int argc, char **argv)
                 return cmd_doctor(argc - 1, argv + 1);
         if (strcmp(cmd, "analyze") == 0)
                 return cmd_analyze(argc - 1, argv + 1);
+        if (strcmp(cmd, "report") == 0)
+                return cmd_report(argc - 1, argv + 1);
         if (strcmp(cmd, "undo") == 0)
                 return cmd_undo(argc - 1, argv + 1);
         if (cmd[0] == '-') /* heal [options] -- CMD: the main job */
