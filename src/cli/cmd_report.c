@@ -80,8 +80,7 @@ static void dot_node(heal_buf *b, const struct rnode *x)
         heal_buf_printf(b, "  n%d [fillcolor=\"%s\", label=\"#%d %s\\n%s  reward %.2f", x->id,
                         color_of(str(x->j, "outcome")), x->id, str(x->j, "source"),
                         str(x->j, "outcome"), json_real_value(json_object_get(x->j, "reward")));
-        json_array_foreach(rules, i, rule)
-        {
+        json_array_foreach(rules, i, rule) {
                 heal_buf_puts(b, i ? ", " : "\\nrules: ");
                 dot_text(b, json_string_value(rule) ? json_string_value(rule) : "", 40);
         }
@@ -227,8 +226,7 @@ static void make_html(heal_buf *b, const char *svg, const struct rnode *v, size_
                 html_text(b, str(v[i].j, "outcome"));
                 heal_buf_printf(b, "</td><td>%.3f</td><td>",
                                 json_real_value(json_object_get(v[i].j, "reward")));
-                json_array_foreach(rules, k, rule)
-                {
+                json_array_foreach(rules, k, rule) {
                         html_text(b, k ? ", " : "");
                         html_text(b, json_string_value(rule) ? json_string_value(rule) : "");
                 }

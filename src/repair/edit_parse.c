@@ -67,6 +67,21 @@ static bool fence(const struct text_lines *t, size_t i)
 }
 
 /* The file a line names: "path/x.go", "`path/x.go`", "**x.go**", "File: x.go", "x.go:". */
+/* File names without a dot or a slash that are still files: build scripts and the like. */
+static bool bare_name(const char *s, size_t n)
+{
+        static const char *const names[] = { "Makefile",    "GNUmakefile",   "makefile",
+                                             "Dockerfile",  "Containerfile", "Jenkinsfile",
+                                             "Vagrantfile", "Rakefile",      "Gemfile",
+                                             "Procfile",    "BUILD",         "WORKSPACE",
+                                             "LICENSE",     "README" };
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (strlen(names[i]) == n && !memcmp(s, names[i], n))
+                        return true;
+        return false;
+}
+
 static bool path_of(const struct text_lines *t, size_t i, char *out, size_t len)
 {
         const char *s = t->v[i];
@@ -83,7 +98,8 @@ static bool path_of(const struct text_lines *t, size_t i, char *out, size_t len)
         }
         while (n > 0 && strchr(" \t*`'\":", s[n - 1]))
                 n--;
-        if (n == 0 || n >= len || memchr(s, ' ', n) || (!memchr(s, '.', n) && !memchr(s, '/', n)))
+        if (n == 0 || n >= len || memchr(s, ' ', n) ||
+            (!memchr(s, '.', n) && !memchr(s, '/', n) && !bare_name(s, n)))
                 return false;
         snprintf(out, len, "%.*s", (int)n, s);
         return true;

@@ -17,15 +17,39 @@
 #include "core/util.h"
 #include "repair/search-internal.h"
 
+static const char *base_of(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+
+        return slash ? slash + 1 : path;
+}
+
+/* "go test" as words of a shell command line: at its start or after a separator. */
+static bool script_runs_go_test(const char *s)
+{
+        for (const char *p = s; (p = strstr(p, "go test")); p++) {
+                char before = p == s ? ' ' : p[-1], after = p[7];
+
+                if (strchr(" \t\n;&|(`", before) && (after == '\0' || strchr(" \t\n;&|)`", after)))
+                        return true;
+        }
+        return false;
+}
+
 bool argv_is_go_test(const char *const *argv)
 {
         const char *base;
 
         if (!argv || !argv[0] || !argv[1])
                 return false;
-        base = strrchr(argv[0], '/');
-        base = base ? base + 1 : argv[0];
-        return strcmp(base, "go") == 0 && strcmp(argv[1], "test") == 0;
+        base = base_of(argv[0]);
+        if (!strcmp(base, "go"))
+                return !strcmp(argv[1], "test");
+        /* sh -c 'go test ./...', bash -c, make's own shells are not looked into */
+        if ((!strcmp(base, "sh") || !strcmp(base, "bash") || !strcmp(base, "dash")) &&
+            !strcmp(argv[1], "-c") && argv[2])
+                return script_runs_go_test(argv[2]);
+        return false;
 }
 
 static bool is_dir(const char *path)

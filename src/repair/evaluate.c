@@ -5,12 +5,15 @@
  * against the root's failure and the parent's, the reward, and its backing up to the root.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "heal/repair.h"
 
@@ -98,6 +101,34 @@ static bool has_compile_error(const heal_analysis *a)
         return false;
 }
 
+static int has_test_func(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+        const char *base = path + ftw->base;
+        char line[512];
+        bool found = false;
+        FILE *f;
+
+        if (type == FTW_D && ftw->level > 0 &&
+            (base[0] == '.' || !strcmp(base, "vendor") || !strcmp(base, "testdata")))
+                return FTW_SKIP_SUBTREE;
+        if (type != FTW_F || !S_ISREG(st->st_mode) || strlen(base) < 8 ||
+            strcmp(base + strlen(base) - 8, "_test.go") != 0 || !(f = fopen(path, "re")))
+                return FTW_CONTINUE;
+        while (!found && fgets(line, sizeof(line), f))
+                found = !strncmp(line, "func Test", 9);
+        fclose(f);
+        return found ? FTW_STOP : FTW_CONTINUE;
+}
+
+/* Does the tree have a Go test function (a *_test.go file with a line "func Test...")? */
+static bool tree_has_tests(struct search *s)
+{
+        if (s->has_tests < 0)
+                s->has_tests = nftw(s->o->tree, has_test_func, 32, FTW_PHYS | FTW_ACTIONRETVAL) ==
+                               FTW_STOP;
+        return s->has_tests;
+}
+
 static int classify_passed(struct search *s, struct snode *x, heal_error *err)
 {
         heal_gaming_report rep = { 0 };
@@ -118,6 +149,20 @@ static int classify_passed(struct search *s, struct snode *x, heal_error *err)
         if (r >= 0 && node_add_rules(x, &rep) < 0)
                 r = heal_error_set(err, -ENOMEM, "out of memory");
         heal_gaming_report_release(&rep);
+        /* The baseline may have listed no test (its build failed): a pass must run some. */
+        if (r >= 0 && x->pub.outcome == HEAL_OUTCOME_PASSES && !x->an.n_tests_passed &&
+            tree_has_tests(s)) {
+                static const heal_gaming_hit hit = {
+                        .rule = "no_tests_ran",
+                        .reject = true,
+                        .detail = (char *)(uintptr_t) "go test passed without running a test, "
+                                                      "and the tree has tests",
+                };
+                heal_gaming_report one = { .v = (heal_gaming_hit *)(uintptr_t)&hit, .n = 1 };
+
+                if (node_add_rules(x, &one) < 0)
+                        r = heal_error_set(err, -ENOMEM, "out of memory");
+        }
         return r;
 }
 

@@ -287,8 +287,7 @@ static size_t symbols_to_tags(json_t *result, struct tag *v, size_t max)
         size_t n = 0, i;
         json_t *s;
 
-        json_array_foreach(result, i, s)
-        {
+        json_array_foreach(result, i, s) {
                 json_t *range = json_object_get(s, "range");
                 int kind = (int)json_integer_value(json_object_get(s, "kind"));
                 bool type = kind == 5 || kind == 10 || kind == 11 || kind == 23;

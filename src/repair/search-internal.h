@@ -85,6 +85,7 @@ struct search {
         double c_uct;
         uint64_t start_ns, wall_ms;
         unsigned model_calls;
+        int has_tests; /* the tree has a Go test function: -1 not looked yet, 0, 1 */
         bool budget_out;
         char stop[128];
 };

@@ -300,6 +300,7 @@ static int search_init(struct search *s, const heal_repair_opts *o, const heal_b
                 return r;
         s->o = o;
         s->base = base;
+        s->has_tests = -1;
         s->w = o->weights ? *o->weights : defaults;
         s->k = o->k ? (o->k > 8 ? 8 : o->k) : 3;
         s->workers = o->workers ? o->workers : (unsigned)(cpus > 0 ? (cpus > 8 ? 8 : cpus) : 1);

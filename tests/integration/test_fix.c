@@ -5,6 +5,8 @@
  * recorded cassette (the replay provider). Each test checks the user's tree afterwards: fixed
  * only when heal says so, byte-identical otherwise.
  */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
@@ -127,7 +129,9 @@ static void assert_passes(const char *dir, const char *cmd)
         heal_sandbox_result res = { 0 };
         char script[512];
 
-        snprintf(script, sizeof(script), "GOFLAGS=-count=1 %s", cmd);
+        /* LeakSanitizer needs ptrace, which the default sandbox refuses */
+        snprintf(script, sizeof(script), "export GOFLAGS=-count=1 ASAN_OPTIONS=detect_leaks=0; %s",
+                 cmd);
         test_sh(dir, script, &res);
         cr_assert_eq(res.exit_code, 0, "'%s' still fails:\n%.*s%.*s", cmd, (int)res.out_len,
                      res.out, (int)res.err_len, res.err);
@@ -139,9 +143,10 @@ static json_t *find_outcome(json_t *doc, const char *outcome)
         json_t *c, *cands = json_object_get(doc, "candidates");
         size_t i;
 
-        json_array_foreach(
-                cands, i,
-                c) if (!strcmp(json_string_value(json_object_get(c, "outcome")), outcome)) return c;
+        json_array_foreach(cands, i, c) {
+                if (!strcmp(json_string_value(json_object_get(c, "outcome")), outcome))
+                        return c;
+        }
         return NULL;
 }
 
@@ -150,7 +155,10 @@ static bool has_rule(json_t *cand, const char *rule)
         json_t *x, *rules = json_object_get(cand, "rules");
         size_t i;
 
-        json_array_foreach(rules, i, x) if (!strcmp(json_string_value(x), rule)) return true;
+        json_array_foreach(rules, i, x) {
+                if (!strcmp(json_string_value(x), rule))
+                        return true;
+        }
         return false;
 }
 
@@ -333,7 +341,7 @@ Test(fix, ctrl_c_during_the_search_leaves_the_tree_and_nothing_behind)
         cr_assert_eq(entries_of(runtime), 0, "no workspace layer left");
         test_rmtree(runtime);
         free(runtime);
-        cr_assert_eq(test_count_cmdline("fake-model.py"), 0);
+        cr_assert_eq(test_count_cmdline(script), 0, "the model's command is gone too");
         run_release(&r);
         unlink(script);
         free(script);
@@ -371,4 +379,85 @@ Test(fix, recorded_cassettes_replay)
         snprintf(tree, sizeof(tree), "%s/../../examples/nil-map", test_data_dir());
         snprintf(cassette, sizeof(cassette), "replay:../../../examples/cassettes/nil-map.jsonl");
         replay(tree, cassette);
+}
+
+/* Every case of the corpus (tests/data/broken) with its scripted model (tests/data/repair),
+ * and the impossible cases: index -> name. */
+static int corpus_cases(char names[][256], int max)
+{
+        const char *dirs[] = { "broken", "repair/impossible" };
+        int n = 0;
+
+        for (size_t d = 0; d < 2; d++) {
+                char path[PATH_MAX];
+                struct dirent **list;
+                int k;
+
+                snprintf(path, sizeof(path), "%s/%s", test_data_dir(), dirs[d]);
+                k = scandir(path, &list, NULL, alphasort);
+                for (int i = 0; i < k; i++) {
+                        const char *name = list[i]->d_name;
+
+                        if (name[0] != '.' && list[i]->d_type == DT_DIR && n < max &&
+                            strcmp(name, "tools") != 0)
+                                snprintf(names[n++], 256, "%s", name);
+                        free(list[i]);
+                }
+                free(list);
+        }
+        return n;
+}
+
+ParameterizedTestParameters(fix, corpus)
+{
+        static int idx[64];
+        char names[64][256];
+        int n = corpus_cases(names, 64);
+
+        for (int i = 0; i < n; i++)
+                idx[i] = i;
+        return cr_make_param_array(int, idx, (size_t)n);
+}
+
+/* heal ends each case with its real fix in the tree (the case's command passes there) and
+ * each impossible case with "no fix found" and the tree as it was. */
+ParameterizedTest(int *i, fix, corpus, .timeout = 240)
+{
+        char names[64][256], cmd[PATH_MAX * 3], copy[PATH_MAX], src[PATH_MAX];
+        char *tmp = test_tempdir();
+        bool impossible;
+        int n = corpus_cases(names, 64), st;
+
+        cr_assert_lt(*i, n);
+        test_require("go");
+        snprintf(src, sizeof(src), "%s/repair/impossible/%s", test_data_dir(), names[*i]);
+        impossible = access(src, F_OK) == 0;
+        snprintf(cmd, sizeof(cmd),
+                 "HEAL='%s' HEAL_CASE_TMP='%s' '%s/repair/run-case.sh' '%s' >'%s/log' 2>&1",
+                 HEAL_TEST_BIN, tmp, test_data_dir(), names[*i], tmp);
+        st = system(cmd);
+        snprintf(copy, sizeof(copy), "%s/log", tmp);
+        {
+                char *log = slurp(copy);
+
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == (impossible ? 3 : 0),
+                          "%s: status %d\n%s", names[*i], st, log ? log : "");
+                free(log);
+        }
+        snprintf(copy, sizeof(copy), "%s/heal-case-%s", tmp, names[*i]);
+        if (impossible) {
+                snprintf(cmd, sizeof(cmd), "diff -r -x .heal '%s' '%s' >/dev/null", src, copy);
+                cr_assert_eq(system(cmd), 0, "%s: the tree is as it was", names[*i]);
+        } else {
+                char *line, path[PATH_MAX + 8];
+
+                snprintf(path, sizeof(path), "%s/cmd", copy);
+                line = slurp(path);
+                cr_assert_not_null(line);
+                line[strcspn(line, "\n")] = '\0';
+                assert_passes(copy, line);
+                free(line);
+        }
+        test_rmtree(tmp);
+        free(tmp);
 }

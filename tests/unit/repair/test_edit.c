@@ -173,3 +173,14 @@ Test(edit, paths_that_may_not_be_edited)
         }
         cr_assert_eq(access("/etc/x.go", F_OK), -1, "nothing was written anywhere");
 }
+
+Test(edit, a_makefile_is_named_without_a_dot)
+{
+        cr_assert_eq(apply("Makefile\n<<<<<<< SEARCH\n=======\nall:\n\tcc -o x x.c -lm\n"
+                           ">>>>>>> REPLACE\n"),
+                     0, "%s", err.msg);
+        cr_assert_str_eq(p.files[0].file, "Makefile");
+        cr_assert_str_eq(p.files[0].after, "all:\n\tcc -o x x.c -lm\n");
+        cr_assert_eq(apply("Then run it\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n"), -EBADMSG,
+                     "a sentence is still no file name");
+}
