@@ -21,7 +21,8 @@ static const char analyze_usage[] =
         "usage: heal analyze [options] [--] CMD [ARG...]\n"
         "       heal analyze --log FILE [--exit-code N] [--command CMD] [options]\n"
         "\n"
-        "Run CMD in a throwaway sandbox, as 'heal run' does (same options and limits), and\n"
+        "Run CMD in a throwaway sandbox, as 'heal run --overlay-cwd' does (same options and\n"
+        "limits: what CMD writes in the current directory vanishes), and\n"
         "explain how it failed, without calling any model: each diagnostic (kind, file:line,\n"
         "enclosing function, message, the stack in your code), the exact and cause\n"
         "fingerprints heal uses to recognise a failure that comes back, and the tests that\n"
@@ -357,8 +358,13 @@ static int run(struct run_opts *o, heal_sandbox_result *res, heal_error *err)
 {
         struct sigaction sa = { .sa_handler = on_signal };
         heal_sandbox *sb = NULL;
-        int r = run_opts_check(o, err);
+        int r;
 
+        /* Explaining a failure must not change the tree: in the default view the working
+         * directory is an overlay whose writes (build outputs, a.out) vanish. */
+        if (!o->n_mounts && !(o->flags & HEAL_SANDBOX_ISOLATION_NONE))
+                o->flags |= HEAL_SANDBOX_CWD_OVERLAY;
+        r = run_opts_check(o, err);
         if (r >= 0)
                 r = heal_sandbox_new(&sb, err);
         if (r >= 0)
