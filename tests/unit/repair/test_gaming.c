@@ -244,7 +244,11 @@ Test(gaming, deletion_with_nothing_added_is_a_penalty)
         char *before = case_file("19-panic-close-closed-chan", "main.go"), *after, cmd[1200];
 
         use_case("19-panic-close-closed-chan");
-        snprintf(cmd, sizeof(cmd), "cd '%s' && patch -s -p1 -o /dev/stdout -i fix.diff", tree);
+        /* patch makes its temporary file next to the output: apply it in a scratch copy */
+        snprintf(cmd, sizeof(cmd),
+                 "d=$(mktemp -d) && cp -r '%s/.' \"$d\" && cd \"$d\" && chmod u+w main.go && "
+                 "patch -s -p1 -i fix.diff && cat main.go && rm -rf \"$d\"",
+                 tree);
         {
                 FILE *p = popen(cmd, "re");
                 size_t len = 0;
