@@ -95,6 +95,10 @@ int llm_opts_parse(struct llm_opts *o, int argc, char **argv, int *i);
 int llm_opts_select(const struct llm_opts *o, heal_llm_selection *sel, uint64_t timeout_ms,
                     heal_error *err);
 
+/* cmd_analyze.c: "go test ./..." from argv, for messages and reports; an argument with a space
+ * or a shell character is single-quoted, so that the line reads back as the same arguments. */
+void join_argv(char *out, size_t len, char **argv);
+
 /* json.c */
 json_t *json_string_bytes(const char *data, size_t len);
 json_t *result_to_json(const heal_sandbox_result *res);

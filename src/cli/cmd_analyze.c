@@ -158,9 +158,7 @@ static int read_log(const char *path, heal_buf *b)
         return 0;
 }
 
-/* "go test ./..." from argv, for the analysis and the report; an argument with a space or a
- * shell character is single-quoted, so that the line reads back as the same arguments. */
-static void join_argv(char *out, size_t len, char **argv)
+void join_argv(char *out, size_t len, char **argv)
 {
         size_t o = 0;
 

@@ -55,7 +55,7 @@ void fix_on_event(heal_repair_event ev, const heal_node *node, unsigned count, v
         } else {
                 const char *why = node->why ? node->why : "";
 
-                fprintf(stderr, "heal: [%5.1fs]   #%-2d %-6s %s%-14s%s %.*s\n", t, node->id,
+                fprintf(stderr, "heal: [%5.1fs]   #%-2d %-9s %s%-14s%s %.*s\n", t, node->id,
                         node->source, paint(v, node->outcome), heal_outcome_name(node->outcome),
                         v->color ? "\033[0m" : "", (int)strcspn(why, "\n"), why);
                 for (size_t i = 0; node->rules && node->rules[i]; i++)

@@ -40,20 +40,6 @@ static void stream_out(int stream, const char *data, size_t len, void *userdata)
         fflush(f);
 }
 
-static void join_argv(char *out, size_t len, char **argv)
-{
-        size_t o = 0;
-
-        out[0] = '\0';
-        for (size_t i = 0; argv[i] && o + 1 < len; i++) {
-                int n = snprintf(out + o, len - o, "%s%s", i ? " " : "", argv[i]);
-
-                if (n < 0)
-                        break;
-                o += (size_t)n;
-        }
-}
-
 static int setup_env(struct job *j)
 {
         size_t n = 0;

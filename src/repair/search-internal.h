@@ -108,6 +108,9 @@ int node_prompt(const struct search *s, int id, heal_prompt *ret, heal_buf *user
 void search_preclassify(struct search *s, int id, int apply_r, const heal_error *e);
 /* The compiler's fix-its of the root's failure as one candidate, appended; -1 when none. */
 int search_fixits(struct search *s, heal_error *err);
+/* goimports.c: goimports on the Go files whose errors it fixes, as one candidate; -1 when
+ * none, or goimports is not installed or failed. */
+int search_goimports(struct search *s, heal_error *err);
 /* A new node under @parent with @patch (taken) from @source; its id or -ENOMEM. */
 int search_add_node(struct search *s, int parent, const char *source, heal_patch *patch,
                     char *answer);

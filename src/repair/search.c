@@ -346,22 +346,34 @@ static void search_finish(struct search *s, heal_repair_result *ret)
         s->v = NULL;
 }
 
+/* The free candidates (the compiler's fix-its, goimports): each evaluated, the first that
+ * passes verified. */
+static int free_candidates(struct search *s, heal_repair_result *ret, heal_error *err)
+{
+        int (*const makers[])(struct search *, heal_error *) = { search_fixits, search_goimports };
+
+        for (size_t i = 0; i < 2 && ret->winner < 0; i++) {
+                int id = makers[i](s, err), r;
+
+                if (id < -1)
+                        return id;
+                if (id < 0)
+                        continue;
+                r = search_evaluate(s, &id, 1, err);
+                if (r >= 0)
+                        r = first_verified(s, &id, 1, &ret->winner, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int search_loop(struct search *s, heal_repair_result *ret, heal_error *err)
 {
         int ids[ROUND_MAX * 8];
         size_t n = 0;
-        int r = search_fixits(s, err);
+        int r = free_candidates(s, ret, err);
 
-        if (r < -1)
-                return r;
-        if (r == -1) {
-                r = 0;
-        } else { /* free candidates first */
-                ids[0] = r;
-                r = search_evaluate(s, ids, 1, err);
-                if (r >= 0)
-                        r = first_verified(s, ids, 1, &ret->winner, err);
-        }
         while (r >= 0 && (ret->winner < 0 || s->o->best)) {
                 if (stop_check(s, ret))
                         return 0;
@@ -379,10 +391,11 @@ static int search_loop(struct search *s, heal_repair_result *ret, heal_error *er
                 if (r > 0 && !s->o->best)
                         r = first_verified(s, ids, n, &ret->winner, err);
         }
-        if (r >= 0 && s->o->best && (r = pick_best(s)) >= 0) {
-                int winner = -1;
+        if (r >= 0 && s->o->best) {
+                int best = pick_best(s), winner = -1;
 
-                r = first_verified(s, &r, 1, &winner, err);
+                if (best >= 0)
+                        r = first_verified(s, &best, 1, &winner, err);
                 ret->winner = winner;
         }
         if (r >= 0 && s->budget_out && ret->winner < 0) {

@@ -461,3 +461,46 @@ ParameterizedTest(int *i, fix, corpus, .timeout = 240)
         test_rmtree(tmp);
         free(tmp);
 }
+
+/* The compiler's fix-its and goimports fix what they can with no model at all. */
+Test(fix, free_candidates_need_no_model)
+{
+        char *dir = test_tempdir(), path[PATH_MAX], *now;
+        struct heal_run r;
+
+        test_require("clang");
+        test_write_file(dir, "main.c",
+                        "#include <stdio.h>\n\nint main(void)\n{\n\tint x = 1\n\t"
+                        "return x - 1;\n}\n");
+        run_heal(&r, dir, NULL,
+                 "-- sh -c 'clang -fdiagnostics-parseable-fixits -o x main.c && ./x'");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert(strstr(r.err, "fixit "), "%s", r.err);
+        snprintf(path, sizeof(path), "%s/main.c", dir);
+        now = slurp(path);
+        cr_assert(strstr(now, "int x = 1;\n"), "%s", now);
+        free(now);
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+
+        test_require("goimports");
+        dir = test_tempdir();
+        test_write_file(dir, "go.mod", "module example\n\ngo 1.19\n");
+        test_write_file(dir, "up.go",
+                        "package example\n\nimport \"fmt\"\n\nfunc Shout(s string) "
+                        "string {\n\treturn strings.ToUpper(s) + \"!\"\n}\n");
+        test_write_file(dir, "up_test.go",
+                        "package example\n\nimport \"testing\"\n\nfunc TestShout(t *testing.T) "
+                        "{\n\tif Shout(\"hi\") != \"HI!\" {\n\t\tt.Fail()\n\t}\n}\n");
+        run_heal(&r, dir, NULL, "-- go test ./...");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert(strstr(r.err, "goimports passes"), "%s", r.err);
+        snprintf(path, sizeof(path), "%s/up.go", dir);
+        now = slurp(path);
+        cr_assert(strstr(now, "import \"strings\"\n") && !strstr(now, "fmt"), "%s", now);
+        free(now);
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
