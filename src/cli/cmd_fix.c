@@ -49,6 +49,8 @@ static const char fix_usage[] =
         "model options:\n" LLM_OPTS_HELP
         "  --max-requests N    model requests at most (default 16)\n"
         "  --max-cost USD      money at most, e.g. 0.50 (default 1.00)\n"
+        "  --no-cache          ask the model even when the same request was answered before\n"
+        "                      (answers are kept in ~/.cache/heal/llm; not for replay or exec)\n"
         "\n"
         "output:\n"
         "  --dry-run           print the verified fix, write nothing\n"
@@ -159,6 +161,10 @@ static int extra_option(struct run_opts *o, int argc, char **argv, int *i)
         }
         if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
                 f->quiet = true;
+                return 1;
+        }
+        if (!strcmp(name, "--no-cache")) {
+                f->no_cache = true;
                 return 1;
         }
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {

@@ -24,7 +24,7 @@ struct fix_opts {
         unsigned k, workers, max_nodes, max_depth, max_requests, context;
         uint64_t wall_ms;
         double c_uct, max_cost;
-        bool best, dry_run, json, quiet;
+        bool best, dry_run, json, quiet, no_cache;
         const char *verify;
         const char *trace_path;
         const char *protect[PROTECT_MAX + 1];

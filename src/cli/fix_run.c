@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "heal/buf.h"
@@ -25,6 +26,7 @@ struct job {
         const char *verify_argv[4];
         heal_llm_selection sel;
         heal_llm_client *llm;
+        char cache[PATH_MAX];
         char no_model[HEAL_ERROR_MSG_MAX];
         FILE *trace;
         heal_repair_opts ro;
@@ -56,6 +58,26 @@ static int setup_env(struct job *j)
         return 0;
 }
 
+/* $XDG_CACHE_HOME/heal/llm, else ~/.cache/heal/llm, created; false when neither works. */
+static bool cache_dir(char *out, size_t len)
+{
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        char *p;
+
+        if (xdg && xdg[0] == '/')
+                snprintf(out, len, "%s/heal/llm", xdg);
+        else if (home && home[0] == '/')
+                snprintf(out, len, "%s/.cache/heal/llm", home);
+        else
+                return false;
+        for (p = out + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                mkdir(out, 0700);
+                *p = '/';
+        }
+        return mkdir(out, 0700) == 0 || errno == EEXIST;
+}
+
 static int setup_model(struct job *j)
 {
         heal_error err = HEAL_ERROR_INIT;
@@ -67,6 +89,11 @@ static int setup_model(struct job *j)
                 snprintf(j->no_model, sizeof(j->no_model), "%s", err.msg);
                 return 0;
         }
+        /* Answers are cached per request, so running heal again on the same failure costs
+         * nothing; not for replay (a cassette already) nor exec (a local command). */
+        if (r == 0 && !j->f->no_cache && strcmp(j->sel.provider, "replay") &&
+            strcmp(j->sel.provider, "exec") && cache_dir(j->cache, sizeof(j->cache)))
+                j->sel.config.cache_dir = j->cache;
         if (r == 0)
                 r = heal_llm_client_new(&j->llm, &j->sel.config, &err);
         if (r < 0) {

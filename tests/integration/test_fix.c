@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "httpd.h"
 
 #define REVERSE "34-test-reverse-even-length"
 
@@ -90,8 +91,8 @@ static void run_heal(struct heal_run *r, const char *dir, const char *script, co
         else
                 snprintf(cmd, sizeof(cmd),
                          "cd '%s' && env -u HEAL_MODEL -u OPENAI_API_KEY -u ANTHROPIC_API_KEY "
-                         "-u OPENROUTER_API_KEY -u GEMINI_API_KEY %s %s >'%s' 2>'%s'",
-                         dir, HEAL_TEST_BIN, args, out, err);
+                         "-u OPENROUTER_API_KEY -u GEMINI_API_KEY %s%s %s >'%s' 2>'%s'",
+                         dir, env_prefix, HEAL_TEST_BIN, args, out, err);
         st = system(cmd);
         r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         r->out = slurp(out);
@@ -503,4 +504,77 @@ Test(fix, free_candidates_need_no_model)
         run_release(&r);
         test_rmtree(dir);
         free(dir);
+}
+
+/* An OpenAI-compatible server on loopback answers the first run; the second run of the same
+ * failure is answered from heal's response cache and sends nothing. */
+Test(fix, a_real_provider_then_the_cache)
+{
+        char *dir, *cache = test_tempdir(), path[PATH_MAX], args[512];
+        json_t *body = json_object(), *choices = json_array(), *script, *answers;
+        struct httpd_reply reply = { .status = 200 };
+        struct httpd srv;
+        struct heal_run r;
+        char *text;
+
+        test_require("go");
+        snprintf(path, sizeof(path), "%s/repair/%s.json", test_data_dir(), REVERSE);
+        script = json_load_file(path, 0, NULL);
+        cr_assert_not_null(script);
+        /* the first batch's three answers, then the right one (rule 1's) */
+        answers = json_object_get(json_array_get(json_object_get(script, "rules"), 2), "answers");
+        json_array_append(
+                answers,
+                json_array_get(json_object_get(json_array_get(json_object_get(script, "rules"), 1),
+                                               "answers"),
+                               0));
+        for (size_t i = 1; i < 4; i++) {
+                json_t *c = json_object(), *m = json_object();
+
+                json_object_set_new(m, "role", json_string("assistant"));
+                json_object_set(m, "content", json_array_get(answers, i));
+                json_object_set_new(c, "index", json_integer((json_int_t)i - 1));
+                json_object_set_new(c, "message", m);
+                json_object_set_new(c, "finish_reason", json_string("stop"));
+                json_array_append_new(choices, c);
+        }
+        json_object_set_new(body, "id", json_string("chatcmpl-heal-test"));
+        json_object_set_new(body, "choices", choices);
+        json_object_set_new(
+                body, "usage",
+                json_pack("{s:i, s:i}", "prompt_tokens", 900, "completion_tokens", 300));
+        text = json_dumps(body, JSON_COMPACT);
+        reply.body = text;
+        httpd_start(&srv, &reply, 1);
+        snprintf(env_prefix, sizeof(env_prefix), "XDG_CACHE_HOME=%s OPENAI_API_KEY=sk-test ",
+                 cache);
+        snprintf(args, sizeof(args),
+                 "--json --model openai:gpt-4.1-mini --llm-url %s -- go test ./...", srv.base_url);
+        for (int run = 0; run < 2; run++) {
+                json_t *doc, *llm;
+
+                dir = copy_case(REVERSE);
+                run_heal(&r, dir, NULL, args);
+                cr_assert_eq(r.status, 0, "run %d: %s", run, r.err);
+                doc = json_loads(r.out, 0, NULL);
+                cr_assert_not_null(doc, "%s", r.out);
+                llm = json_object_get(doc, "llm");
+                cr_assert_eq(json_integer_value(json_object_get(llm, "requests")), run ? 0 : 1,
+                             "run %d: %s", run, r.out);
+                cr_assert_eq(json_integer_value(json_object_get(llm, "cache_hits")), run ? 1 : 0);
+                json_decref(doc);
+                assert_passes(dir, "go test ./...");
+                run_release(&r);
+                test_rmtree(dir);
+                free(dir);
+        }
+        env_prefix[0] = '\0';
+        httpd_stop(&srv);
+        cr_assert_eq(srv.served, 1, "one request reached the server");
+        cr_assert(strstr(srv.requests[0], "\"n\":3"), "the k candidates in one request");
+        free(text);
+        json_decref(body);
+        json_decref(script);
+        test_rmtree(cache);
+        free(cache);
 }
