@@ -578,3 +578,29 @@ Test(fix, a_real_provider_then_the_cache)
         test_rmtree(cache);
         free(cache);
 }
+
+/* The baseline (as every candidate) runs in a workspace: the tree's .git is not there, writes
+ * do not reach the tree, the test cache and VCS stamping are off, Go's build cache is heal's. */
+Test(fix, the_command_runs_in_a_workspace)
+{
+        char *dir = test_tempdir(), path[PATH_MAX];
+        struct heal_run r;
+
+        test_write_file(dir, "probe.sh",
+                        "set -e\n"
+                        "test -d .git && test ! -e .git/HEAD\n"
+                        "echo scratch > written-by-cmd.txt\n"
+                        "case \"$GOFLAGS\" in *-count=1*-buildvcs=false*) ;; *) exit 3 ;; esac\n"
+                        "case \"$GOCACHE\" in */heal/go-build) ;; *) exit 4 ;; esac\n"
+                        "test \"$GOPROXY\" = off\n");
+        snprintf(path, sizeof(path), "%s/.git", dir);
+        cr_assert_eq(mkdir(path, 0755), 0);
+        test_write_file(path, "HEAD", "ref: refs/heads/main\n");
+        run_heal(&r, dir, NULL, "-- sh probe.sh");
+        cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+        snprintf(path, sizeof(path), "%s/written-by-cmd.txt", dir);
+        cr_assert_neq(access(path, F_OK), 0, "the command's writes stay in its workspace");
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
