@@ -376,7 +376,7 @@ static int search_loop(struct search *s, heal_repair_result *ret, heal_error *er
 
         while (r >= 0 && (ret->winner < 0 || s->o->best)) {
                 if (stop_check(s, ret))
-                        return 0;
+                        break;
                 if (!s->o->llm) {
                         snprintf(ret->stop, sizeof(ret->stop),
                                  "no model configured: the free candidates did not fix it");

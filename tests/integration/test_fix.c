@@ -604,3 +604,30 @@ Test(fix, the_command_runs_in_a_workspace)
         test_rmtree(dir);
         free(dir);
 }
+
+/* --best searches to its limit, then picks among the passing candidates. */
+Test(fix, best_searches_to_the_limit_then_picks)
+{
+        char *dir = copy_case(REVERSE);
+        struct heal_run r;
+        json_t *doc;
+
+        test_require("go");
+        run_heal(&r, dir, REVERSE ".json",
+                 "--json --best --max-nodes 9 --dry-run -- go test ./...");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        doc = json_loads(r.out, 0, NULL);
+        cr_assert_not_null(doc, "%s", r.out);
+        cr_assert_str_eq(json_string_value(json_object_get(doc, "verdict")), "fixed");
+        cr_assert_eq(json_array_size(json_object_get(doc, "candidates")), 10, "%s", r.out);
+        cr_assert_str_eq(
+                json_string_value(json_object_get(
+                        json_array_get(json_object_get(doc, "candidates"),
+                                       (size_t)json_integer_value(json_object_get(doc, "winner"))),
+                        "outcome")),
+                "passes");
+        json_decref(doc);
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
