@@ -340,15 +340,19 @@ typedef struct heal_llm_selection {
  * @envp:        the environment to read (HEAL_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL,
  *               OPENROUTER_API_KEY, GEMINI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST,
  *               HEAL_CASSETTE, HEAL_LLM_COMMAND); borrowed.
- * @config_path: an INI file with an [llm] section (model=, url=, cassette=, command=), or
- *               NULL; a missing file is not an error.
+ * @config_path: a project's INI file with an [llm] section (model=, url=, cassette=), or
+ *               NULL; a missing file is not an error. It comes with the project, so it is
+ *               trusted only so far: it must belong to the user or root and be writable by
+ *               nobody else (its directory too, unless sticky); its url= is used only when no
+ *               API key would be sent there; a command= is refused.
  *
  * Precedence: flags, then environment, then the config file; with no model named anywhere, an
  * API key in the environment implies its provider's default model (docs/llm.md).
  * Return: 0; -ENOENT when nothing is configured (the message says how to configure a model);
  *         -EINVAL for a malformed PROVIDER:MODEL, an unknown provider, a hosted provider
  *         without its key, replay without a cassette or exec without a command; -EBADMSG for
- *         a malformed config file.
+ *         a malformed config file; -EPERM for a config file others may write, or that sets
+ *         command=, or url= where a key would go.
  */
 int heal_llm_select(heal_llm_selection *ret, const char *model_flag, const char *url_flag,
                     const char *const *envp, const char *config_path, heal_error *err);

@@ -8,9 +8,12 @@
  */
 #include <errno.h>
 #include <ini.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "llm/llm-internal.h"
@@ -143,6 +146,15 @@ static int fill(heal_llm_selection *s, const struct provider *p, const char *url
 
         snprintf(s->provider, sizeof(s->provider), "%s", p->name);
         base_url(s, p, url_flag, envp, ini);
+        /* A project's .heal/config comes with the project (a clone is owned by whoever cloned
+         * it): it may choose a URL only when no key goes there, and never a command. */
+        if (key && ini->url[0] && !strcmp(s->base_url, ini->url))
+                return heal_error_set(err, -EPERM,
+                                      "the project's .heal/config sets url = %s, and heal would "
+                                      "send your %s there: heal sends a key only to a URL you "
+                                      "chose (--llm-url%s%s)",
+                                      ini->url, p->key_env, p->url_env ? " or " : "",
+                                      p->url_env ? p->url_env : "");
         if (key) {
                 snprintf(s->api_key, sizeof(s->api_key), "%s", key);
                 snprintf(s->key_from, sizeof(s->key_from), "%s", p->key_env);
@@ -166,13 +178,47 @@ static int fill(heal_llm_selection *s, const struct provider *p, const char *url
                 s->config.cassette = s->cassette;
         }
         if (strcmp(p->wire, "exec") == 0) {
-                snprintf(s->command, sizeof(s->command), "%s", command ? command : ini->command);
+                if (!command && ini->command[0])
+                        return heal_error_set(err, -EPERM,
+                                              "the project's .heal/config sets command = %s: "
+                                              "heal does not run a command a project's file "
+                                              "names (a cloned repository could run anything as "
+                                              "you); set HEAL_LLM_COMMAND instead",
+                                              ini->command);
+                snprintf(s->command, sizeof(s->command), "%s", command ? command : "");
                 if (!s->command[0])
                         return heal_error_set(err, -EINVAL,
                                               "the exec provider needs a command: set "
-                                              "HEAL_LLM_COMMAND or [llm] command= in "
-                                              ".heal/config");
+                                              "HEAL_LLM_COMMAND");
                 s->config.command = s->command;
+        }
+        return 0;
+}
+
+/* The config file and its directory belong to the user (or root) and only they may write
+ * them: a file another user can write could choose where prompts go. A missing file is fine. */
+static int config_trusted(const char *path, heal_error *err)
+{
+        char dir[PATH_MAX];
+        const char *slash = strrchr(path, '/');
+        const char *what[2] = { path, dir };
+        struct stat st;
+
+        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+        for (size_t i = 0; i < 2; i++) {
+                if (stat(what[i], &st) < 0)
+                        return 0;
+                /* in a sticky directory (/tmp) others cannot replace the user's file */
+                if ((st.st_uid != geteuid() && st.st_uid != 0) ||
+                    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(i == 1 && (st.st_mode & S_ISVTX))))
+                        return heal_error_set(err, -EPERM,
+                                              "'%s' is %s: heal does not read a model setting "
+                                              "another user could have written; delete it, or "
+                                              "chown/chmod go-w it",
+                                              what[i],
+                                              st.st_mode & (S_IWGRP | S_IWOTH)
+                                                      ? "writable by others"
+                                                      : "owned by another user");
         }
         return 0;
 }
@@ -189,6 +235,8 @@ int heal_llm_select(heal_llm_selection *ret, const char *model_flag, const char 
         if (!ret)
                 return heal_error_set(err, -EINVAL, "invalid argument");
         memset(&ini, 0, sizeof(ini));
+        if (config_path && (r = config_trusted(config_path, err)) < 0)
+                return r;
         if (config_path && (r = ini_parse(config_path, on_ini, &ini)) > 0)
                 return heal_error_set(err, -EBADMSG,
                                       "'%s' line %d: not 'key = value', or a key [llm] does not "

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "heal/llm.h"
@@ -120,11 +121,39 @@ Test(select, anthropic_and_exec)
         cr_assert_str_eq(sel.config.provider, "exec");
         cr_assert_str_eq(sel.config.command, "llm -m x");
         cr_assert_str_eq(sel.model, "my-model");
+        cr_assert_eq(sel.config.command, sel.command, "config points into the selection");
+        /* a project's file may not choose a command: a cloned repository could run anything */
         fputs("[llm]\nmodel = exec:m\ncommand = ./answer.sh --fast\n", f);
         fclose(f);
-        cr_assert_eq(pick(NULL, NULL, NULL, path), 0, "%s", err.msg);
-        cr_assert_str_eq(sel.config.command, "./answer.sh --fast");
-        cr_assert_eq(sel.config.command, sel.command, "config points into the selection");
+        cr_assert_eq(pick(NULL, NULL, NULL, path), -EPERM);
+        cr_assert(strstr(err.msg, "HEAL_LLM_COMMAND"), "%s", err.msg);
+        cr_assert_eq(pick(NULL, NULL, ENV("HEAL_LLM_COMMAND=llm -m y"), path), 0, "%s", err.msg);
+        cr_assert_str_eq(sel.config.command, "llm -m y", "the environment's command is used");
+        unlink(path);
+}
+
+Test(select, a_project_config_cannot_send_the_key_elsewhere)
+{
+        char path[] = "/tmp/heal-test-config-XXXXXX";
+        int fd = mkstemp(path);
+        FILE *f = fdopen(fd, "w");
+
+        fputs("[llm]\nurl = http://203.0.113.7/v1\n", f);
+        fclose(f);
+        cr_assert_eq(pick("openai:gpt-4.1-mini", NULL, ENV("OPENAI_API_KEY=sk-secret"), path),
+                     -EPERM);
+        cr_assert(strstr(err.msg, "--llm-url") && !strstr(err.msg, "sk-secret"), "%s", err.msg);
+        /* without a key (a local server) the project may say where it is */
+        cr_assert_eq(pick("openai:qwen", NULL, NULL, path), 0, "%s", err.msg);
+        cr_assert_str_eq(sel.config.base_url, "http://203.0.113.7/v1");
+        /* the flag is the user's own choice */
+        cr_assert_eq(pick("openai:gpt-4.1-mini", "http://127.0.0.1:9/v1",
+                          ENV("OPENAI_API_KEY=sk-secret"), path),
+                     0, "%s", err.msg);
+        /* a file others may write is not read at all */
+        cr_assert_eq(chmod(path, 0666), 0);
+        cr_assert_eq(pick("openai:qwen", NULL, NULL, path), -EPERM);
+        cr_assert(strstr(err.msg, "writable by others"), "%s", err.msg);
         unlink(path);
 }
 
