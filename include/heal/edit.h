@@ -70,7 +70,9 @@ typedef struct heal_patch {
  * struct heal_apply_opts - Where and what may be edited.
  * @tree:      the tree (absolute); required.
  * @protected: NULL-terminated fnmatch(3) patterns matched against the relative path and each
- *             of its directories, or NULL for the defaults "*_test.go", "testdata", "tests".
+ *             of its directories, or NULL for the defaults: "*_test.go", "*_test.*",
+ *             "test_*", "testdata", "tests", "test", "conftest.py" (tests in Go, C and Python
+ *             conventions) and ".*" (hidden files and directories: .github, .envrc).
  * @base:      a patch the edits apply on top of (a search node's edits so far), or NULL: its
  *             files are read from its @after instead of the tree, and the result holds its
  *             changes too (each file's @before stays the tree's).

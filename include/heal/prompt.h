@@ -148,7 +148,7 @@ typedef struct heal_prompt {
  * @exit_code:     its exit status.
  * @protected:     NULL-terminated path patterns the model may not edit (fnmatch(3), matched
  *                 against the relative path and each of its directories), or NULL for the
- *                 defaults: "*_test.go", "testdata", "tests".
+ *                 defaults of heal_apply_opts.
  * @failure_lines: lines of the output's tail to quote; 0: 60.
  * @tree:          the tree's absolute path, or NULL: "TREE/" is removed from the quoted output
  *                 so that the prompt is the same in every checkout.

@@ -23,13 +23,17 @@
 
 #define FILE_MAX (4u << 20)
 
-static const char *const default_protected[] = { "*_test.go", "testdata", "tests", NULL };
+/* Tests and their data in Go, C and Python conventions, and hidden files and directories
+ * (.github, .envrc, .bashrc: configuration that runs things). */
+const char *const repair_default_protected[] = { "*_test.go",   "*_test.*", "test_*",
+                                                 "testdata",    "tests",    "test",
+                                                 "conftest.py", ".*",       NULL };
 
 /* @file made relative and clean ("./a//b.go" -> "a/b.go"), or why it may not be edited. */
 static int check_path(const heal_apply_opts *o, const char *file, char *out, size_t len,
                       heal_error *err)
 {
-        const char *const *prot = o->protected ? o->protected : default_protected;
+        const char *const *prot = o->protected ? o->protected : repair_default_protected;
         char walk[PATH_MAX];
         size_t n = 0;
 

@@ -63,7 +63,8 @@ static char *apply_file(const heal_analysis *a, const char *file, const char *co
                 for (size_t j = 0; d->severity == HEAL_SEVERITY_ERROR && j < d->n_fixits; j++) {
                         const heal_fixit *f = &d->fixits[j];
 
-                        if (f->from_note || strcmp(f->file, file) != 0 || n == 64)
+                        if (f->from_note || strcmp(f->file, file) != 0 || n == 64 || !d->file ||
+                            strcmp(d->file, f->file) != 0)
                                 continue;
                         fixes[n] = (struct fix){ offset_of(content, f->line, f->col),
                                                  offset_of(content, f->end_line, f->end_col),
@@ -96,6 +97,22 @@ static char *apply_file(const heal_analysis *a, const char *file, const char *co
         return heal_buf_detach(&out, NULL);
 }
 
+/* A fix-it is only believed for the file its own diagnostic is in, and a C-family source: the
+ * output it comes from is the sandboxed command's, which could print any "fix-it:" line. */
+static bool fixit_file_ok(const heal_diag *d, const heal_fixit *f)
+{
+        static const char *const exts[] = { ".c",  ".h",   ".cc",  ".cpp", ".cxx",
+                                            ".hh", ".hpp", ".hxx", ".m",   ".mm" };
+        const char *dot = strrchr(f->file, '.');
+
+        if (!d->file || strcmp(d->file, f->file) != 0 || !dot)
+                return false;
+        for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+                if (!strcmp(dot, exts[i]))
+                        return true;
+        return false;
+}
+
 int search_fixits(struct search *s, heal_error *err)
 {
         const heal_analysis *a = &s->v[0].an;
@@ -115,7 +132,9 @@ int search_fixits(struct search *s, heal_error *err)
 
                         while (k < nf && strcmp(files[k], f->file) != 0)
                                 k++;
-                        if (k == nf && !f->from_note && a->diags[i].severity == HEAL_SEVERITY_ERROR)
+                        if (k == nf && !f->from_note &&
+                            a->diags[i].severity == HEAL_SEVERITY_ERROR &&
+                            fixit_file_ok(&a->diags[i], f))
                                 files[nf++] = f->file;
                 }
         if (!nf)

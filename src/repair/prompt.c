@@ -19,11 +19,9 @@
 #include "core/util.h"
 #include "repair/repair-internal.h"
 
-static const char *const default_protected[] = { "*_test.go", "testdata", "tests", NULL };
-
 static void system_prompt(heal_buf *b, const heal_prompt_opts *o)
 {
-        const char *const *prot = o->protected ? o->protected : default_protected;
+        const char *const *prot = o->protected ? o->protected : repair_default_protected;
 
         heal_buf_puts(b,
                       "You repair a failing build or test. You are shown the command that "

@@ -74,6 +74,9 @@ void parse_python(struct actx *x);
 bool source_function(const heal_analyze_opts *o, const char *file, unsigned line, char *fn,
                      size_t fn_len, char *text, size_t text_len);
 
+/* The paths candidates may not edit unless told otherwise (fnmatch(3) patterns). */
+extern const char *const repair_default_protected[];
+
 /* Files tree_open() reads from @p (their after) instead of the tree, on this thread, until
  * reset with NULL: the analysis and context of a search node see its workspace. */
 void repair_overlay_set(const heal_patch *p);

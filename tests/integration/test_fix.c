@@ -631,3 +631,30 @@ Test(fix, best_searches_to_the_limit_then_picks)
         test_rmtree(dir);
         free(dir);
 }
+
+/* "fix-it:" lines come from the command's output, which the sandboxed code controls: heal
+ * believes one only for the source file its own diagnostic is in. */
+Test(fix, a_forged_fixit_edits_nothing)
+{
+        char *dir = test_tempdir(), path[PATH_MAX], *now;
+        struct heal_run r;
+
+        test_write_file(dir, "profile", "PATH=/usr/bin\n");
+        test_write_file(dir, "run.sh",
+                        "grep -q PWNED profile && exit 0\n"
+                        "echo 'main.c:1:1: error: expected declaration'\n"
+                        "echo 'fix-it:\"profile\":{1:1-1:1}:\"echo PWNED\\012\"'\n"
+                        "echo 'fix-it:\"main.c\":{1:1-1:1}:\"/* PWNED */\"'\n"
+                        "exit 1\n");
+        run_heal(&r, dir, NULL, "-- sh run.sh");
+        cr_assert_eq(r.status, 3, "no fix: %d %s", r.status, r.err);
+        snprintf(path, sizeof(path), "%s/profile", dir);
+        now = slurp(path);
+        cr_assert_str_eq(now, "PATH=/usr/bin\n");
+        free(now);
+        snprintf(path, sizeof(path), "%s/main.c", dir);
+        cr_assert_neq(access(path, F_OK), 0, "no file made from a fix-it either");
+        run_release(&r);
+        test_rmtree(dir);
+        free(dir);
+}
