@@ -48,6 +48,7 @@ int heal_repair_baseline(heal_baseline *ret, const heal_repair_opts *o,
         r = ws_config_init(&c, o, false, err);
         if (r < 0)
                 return r;
+        c.cache_rw = true; /* the user's own tree warms the cache; candidates only read it */
         r = tree_stamp_take(&b.stamp, o->tree, err);
         if (r < 0)
                 return r;
@@ -62,6 +63,7 @@ int heal_repair_baseline(heal_baseline *ret, const heal_repair_opts *o,
                 heal_sandbox_result listed = { 0 };
 
                 r = ws_config_init(&c, o, true, err);
+                c.cache_rw = true;
                 if (r >= 0)
                         r = workspace_run(&listed, &c, o->argv, NULL, NULL, NULL, err);
                 if (r >= 0 && run_passed(&listed)) { /* failed once, passed once: flaky */

@@ -18,7 +18,8 @@ struct ws_config {
         heal_sandbox_limits limits;
         unsigned sandbox_flags;
         bool git_is_dir, git_is_file;    /* what the tree's .git is, to hide it */
-        char gocache[PATH_MAX];          /* heal's Go build cache, bound read-write; "" none */
+        char gocache[PATH_MAX];          /* heal's Go build cache; "" none */
+        bool cache_rw; /* bound read-write (the baseline); else an overlay whose writes vanish */
         char gomodcache[PATH_MAX];       /* the user's module cache, bound read-only; "" none */
         const char *env[WS_ENV_MAX + 1]; /* NAME=value, NULL-terminated */
         char env_store[4][PATH_MAX + 32];

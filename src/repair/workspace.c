@@ -5,8 +5,9 @@
  * the candidate's changed files (the "layer") above it, writes to a hidden tmpfs. The layer is
  * written before the run and removed after it; nothing of the tree is copied or written.
  * .git is hidden (a tmpfs over the directory, an empty file over a worktree's .git file), Go's
- * build cache is heal's own, shared read-write by every run, the module cache is bound
- * read-only, and GOFLAGS turns off the test cache and VCS stamping.
+ * build cache is heal's own, written by the baseline and read by the candidates through an
+ * overlay whose writes vanish, the module cache is bound read-only, and GOFLAGS turns off the
+ * test cache and VCS stamping.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -207,8 +208,12 @@ static int add_mounts(heal_sandbox *sb, const struct ws_config *c, const char *l
                 snprintf(git, sizeof(git), "%s/.git", c->tree);
                 r = heal_sandbox_add_mount(sb, "tmpfs", NULL, git, git_opts, err);
         }
-        if (r >= 0 && c->gocache[0])
+        /* Candidates read the warm cache but cannot write it: a candidate's code could plant
+         * a build result that a later candidate, the verification or the user would trust. */
+        if (r >= 0 && c->gocache[0] && c->cache_rw)
                 r = heal_sandbox_add_mount(sb, "bind", c->gocache, c->gocache, NULL, err);
+        else if (r >= 0 && c->gocache[0])
+                r = heal_sandbox_add_mount(sb, "overlay", c->gocache, c->gocache, NULL, err);
         if (r >= 0 && c->gomodcache[0])
                 r = heal_sandbox_add_mount(sb, "bind", c->gomodcache, c->gomodcache, ro, err);
         return r;
