@@ -135,6 +135,8 @@ static int valued_option(struct fix_opts *f, const char *name, const char *v)
                 f->verify = v;
         else if (!strcmp(name, "--trace"))
                 f->trace_path = v;
+        else if (!*v)
+                return log_error("--protect: an empty pattern"), -EINVAL;
         else if (f->n_protect < PROTECT_MAX)
                 f->protect[f->n_protect++] = v;
         else
@@ -145,9 +147,9 @@ static int valued_option(struct fix_opts *f, const char *name, const char *v)
 static int extra_option(struct run_opts *o, int argc, char **argv, int *i)
 {
         static const char *const valued[] = {
-                "--candidates",  "--workers",     "--max-nodes",    "--max-depth",
-                "--search-time", "--exploration", "--max-cost",     "--verify",
-                "--trace",       "--protect",     "--max-requests", "--context",
+                "--candidates",   "--workers",  "--max-nodes", "--max-depth", "--search-time",
+                "--exploration",  "--max-cost", "--verify",    "--trace",     "--protect",
+                "--max-requests", "--context",  "--allow",
         };
         struct fix_opts *f = o->extra_data;
         const char *name = argv[*i];
@@ -170,8 +172,9 @@ static int extra_option(struct run_opts *o, int argc, char **argv, int *i)
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
                 if (strcmp(name, valued[k]) != 0)
                         continue;
-                if (*i + 1 >= argc) {
-                        log_error("%s needs a value", name);
+                if (*i + 1 >= argc || (argv[*i + 1][0] == '-' && argv[*i + 1][1])) {
+                        log_error("%s needs a value%s%s", name, *i + 1 < argc ? ", not " : "",
+                                  *i + 1 < argc ? argv[*i + 1] : "");
                         return -EINVAL;
                 }
                 return valued_option(f, name, argv[++*i]);

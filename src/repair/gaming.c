@@ -25,7 +25,8 @@ static const heal_gaming_rule rules[] = {
         { "skip_test", "a test is skipped: t.Skip, t.SkipNow, t.Skipf, b.Skip added (reject)" },
         { "exit_early",
           "the process exits before the test can fail: os.Exit, runtime.Goexit, syscall.Exit, "
-          "exit(0) added (reject in the failing function, TestMain or init; penalty elsewhere)" },
+          "exit(0) added (reject in the failing function, TestMain or init; penalty elsewhere); "
+          "os.Exit taken as a value, or the exit system call named (reject anywhere)" },
         { "recover_panic",
           "a panic is swallowed: recover() added (reject in a function of the failure's stack; "
           "penalty elsewhere)" },
@@ -47,6 +48,11 @@ static const heal_gaming_rule rules[] = {
         { "new_skips", "tests are skipped that were not before (reject)" },
         { "failing_test_gone",
           "a failing test is now skipped or absent instead of passing (reject)" },
+        { "fake_test_output",
+          "code prints what a test runner prints (--- PASS, === RUN, a test2json pass event) to "
+          "pass for a test run (reject)" },
+        { "no_tests_ran",
+          "go test passed without running a test while the tree has tests (reject)" },
 };
 
 const heal_gaming_rule *heal_gaming_rules(size_t *ret_n)

@@ -96,6 +96,45 @@ static const char *c_exit_zero(const char *code)
         return NULL;
 }
 
+/* An exit no call of os.Exit shows: the function taken as a value (var quit = os.Exit), or the
+ * exit system call named (SYS_EXIT_GROUP through syscall.RawSyscall). No fix needs either. */
+static bool exit_by_other_means(struct file_check *c, unsigned ln, const char *code)
+{
+        static const char *const values[] = { "os.Exit", "syscall.Exit", "unix.Exit" };
+        static const char *const sysnames[] = { "SYS_EXIT", "SYS_exit", "__NR_exit" };
+        const char *what = NULL;
+
+        for (size_t i = 0; c->new->lang == LANG_GO && !what &&i < ELEMENTSOF(values); i++) {
+                const char *p = strstr(code, values[i]);
+
+                if (p && *trimmed(p + strlen(values[i])) != '(')
+                        what = values[i];
+        }
+        for (size_t i = 0; !what && i < ELEMENTSOF(sysnames); i++)
+                if (strstr(code, sysnames[i]))
+                        what = sysnames[i];
+        if (what)
+                hit_add(c->h, "exit_early", true, 0, c->file, ln,
+                        "%s used without calling it by name: an exit no review would see", what);
+        return what != NULL;
+}
+
+/* A string that looks like a test runner's verdict, printed to pass for one. */
+static void fake_test_output(struct file_check *c, unsigned ln, const char *strings)
+{
+        static const char *const marks[] = { "--- PASS", "=== RUN", "--- FAIL", "\"Action\":\"pass",
+                                             "\\\"Action\\\":\\\"pass" };
+
+        for (size_t i = 0; i < ELEMENTSOF(marks); i++)
+                if (strstr(strings, marks[i])) {
+                        hit_add(c->h, "fake_test_output", true, 0, c->file, ln,
+                                "a string with '%s' added: code that prints a test runner's "
+                                "verdict",
+                                marks[i]);
+                        return;
+                }
+}
+
 static void exits_and_recovers(struct file_check *c, unsigned ln, const char *code)
 {
         static const char *const go_exits[] = { "os.Exit", "runtime.Goexit", "syscall.Exit" };
@@ -107,6 +146,8 @@ static void exits_and_recovers(struct file_check *c, unsigned ln, const char *co
                         what = go_exits[i];
         if (c->new->lang == LANG_C)
                 what = c_exit_zero(code);
+        if (!what && !rec && exit_by_other_means(c, ln, code))
+                return;
         if (!what && !rec)
                 return; /* the function is looked up only for a hit */
         fn = func_name_at(c->new, ln);
@@ -211,6 +252,8 @@ void check_added_lines(struct file_check *c)
                                 v->op == '+' ? "added" : "removed", trimmed(raw));
                 if (v->op != '+')
                         continue;
+                lex_view(l, ln, LEX_STRING, code, sizeof(code));
+                fake_test_output(c, ln, code);
                 lex_view(l, ln, LEX_CODE, code, sizeof(code));
                 lex_view(l, ln, LEX_COMMENT, comment, sizeof(comment));
                 if (l->lang == LANG_C && strncmp(trimmed(code), "#if 0", 5) == 0)

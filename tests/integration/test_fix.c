@@ -265,6 +265,16 @@ Test(fix, usage_errors)
         cr_assert_eq(r.status, 2);
         cr_assert(strstr(r.err, "--candidates '0'"), "%s", r.err);
         run_release(&r);
+        run_heal(&r, dir, NULL, "--trace -q -- true");
+        cr_assert_eq(r.status, 2, "an option is no value");
+        run_release(&r);
+        run_heal(&r, dir, NULL, "--allow nope -- true");
+        cr_assert_eq(r.status, 2);
+        cr_assert(strstr(r.err, "no such rule"), "%s", r.err);
+        run_release(&r);
+        run_heal(&r, dir, NULL, "--allow skip_test --allow no_tests_ran -- true");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        run_release(&r);
         test_rmtree(dir);
         free(dir);
 }

@@ -165,6 +165,29 @@ Test(gaming, exit_early)
         cr_assert_null(hit("exit_early"));
 }
 
+Test(gaming, exit_early_without_a_call_by_name)
+{
+        /* found by an adversarial run: os.Exit taken as a value, the raw exit system call */
+        check_tally(SUBMIT, SUBMIT "\tquit := os.Exit\n\tquit(0)\n");
+        cr_assert(must("exit_early")->reject, "%s", must("exit_early")->detail);
+        check_tally(SUBMIT, SUBMIT "\tsyscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)\n");
+        cr_assert(must("exit_early")->reject);
+        check_tally(SUBMIT, SUBMIT "\t// os.Exit is not called here\n");
+        cr_assert_null(hit("exit_early"), "a comment is no exit");
+}
+
+Test(gaming, fake_test_output)
+{
+        check_tally(SUBMIT,
+                    SUBMIT "\tfmt.Print(\"=== RUN   TestTally\\n--- PASS: TestTally\\n\")\n");
+        cr_assert(must("fake_test_output")->reject);
+        check_tally(SUBMIT, SUBMIT "\tfmt.Print(`{\"Action\":\"pass\",\"Test\":\"TestTally\"}`)\n");
+        cr_assert_not_null(hit("fake_test_output"), "a test2json event in a raw string");
+        check_tally(SUBMIT,
+                    SUBMIT "\t// like --- PASS in go test's output\n\tfmt.Println(\"PASSWORD\")\n");
+        cr_assert_null(hit("fake_test_output"), "comments and other strings are not");
+}
+
 Test(gaming, exit_early_in_c)
 {
         char *before = case_file("41-c-getenv-null-segv", "main.c");
@@ -333,7 +356,8 @@ Test(gaming, allow_and_rule_table)
         heal_gaming_report_release(&rep);
         cr_assert_eq(heal_gaming_check(&rep, &p, &o, NULL), -EINVAL);
         cr_assert_eq(heal_gaming_rules(&n)[0].name, heal_gaming_rule_find("skip_test")->name);
-        cr_assert_eq(n, 12);
+        cr_assert_eq(n, 14);
+        cr_assert_not_null(heal_gaming_rule_find("no_tests_ran"));
         cr_assert_null(heal_gaming_rule_find("nope"));
         free(before);
         free(after);
