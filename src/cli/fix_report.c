@@ -103,6 +103,14 @@ void fix_print_verdict(const struct fix_view *v, const heal_repair_result *res, 
                 fprintf(stderr, "heal: interrupted: nothing was written\n");
         else
                 fprintf(stderr, "heal: no fix found: %s\n", res->stop);
+        if (res->winner >= 0 && res->nodes[res->winner].rules) {
+                const heal_node *w = &res->nodes[res->winner];
+
+                fprintf(stderr, "heal: review it: no clean candidate passed, and this one fired");
+                for (size_t i = 0; w->rules[i]; i++)
+                        fprintf(stderr, "%s %s", i ? "," : "", w->rules[i]);
+                fprintf(stderr, " (penalties, docs/gaming.md)\n");
+        }
         if (note && *note)
                 fprintf(stderr, "heal: %s\n", note);
         fprintf(stderr, "heal: %zu candidate%s, %u model call%s (%s), %.1f s\n",

@@ -240,8 +240,8 @@ static int verify(struct search *s, int id, heal_error *err)
         return r < 0 ? r : ok;
 }
 
-/* With --best: among the passing nodes, the content most of them converged on, then the
- * smallest diff, then the first found. */
+/* Among the passing nodes: the least penalised by gaming rules, then the content most of them
+ * converged on, then the smallest diff, then the first found. */
 static int pick_best(const struct search *s)
 {
         int best = -1;
@@ -255,14 +255,33 @@ static int pick_best(const struct search *s)
                 for (size_t j = 1; j < s->n; j++)
                         votes += s->v[j].pub.outcome == HEAL_OUTCOME_PASSES &&
                                  !strcmp(s->v[i].content, s->v[j].content);
-                if (best < 0 || votes > best_votes ||
-                    (votes == best_votes &&
-                     s->v[i].pub.lines_changed < s->v[best].pub.lines_changed)) {
+                if (best < 0 || s->v[i].penalty < s->v[best].penalty ||
+                    (s->v[i].penalty == s->v[best].penalty &&
+                     (votes > best_votes ||
+                      (votes == best_votes &&
+                       s->v[i].pub.lines_changed < s->v[best].pub.lines_changed)))) {
                         best = (int)i;
                         best_votes = votes;
                 }
         }
         return best;
+}
+
+/* The best of the passing nodes (pick_best()), verified; until one is or none is left. */
+static int verify_best(struct search *s, heal_repair_result *ret, heal_error *err)
+{
+        int best;
+
+        ret->winner = -1;
+        while (ret->winner < 0 && (best = pick_best(s)) >= 0) {
+                int r = verify(s, best, err);
+
+                if (r < 0)
+                        return r;
+                if (r == 1)
+                        ret->winner = best;
+        }
+        return 0;
 }
 
 /* *@winner: the first node of @ids that passes and is verified, or stays -1. */
@@ -271,7 +290,9 @@ static int first_verified(struct search *s, const int *ids, size_t n, int *winne
         for (size_t i = 0; i < n && *winner < 0; i++) {
                 int r;
 
-                if (s->v[ids[i]].pub.outcome != HEAL_OUTCOME_PASSES)
+                /* a pass that fired a penalising rule does not end the search: a clean one
+                 * may come; it is picked at the end only when none does */
+                if (s->v[ids[i]].pub.outcome != HEAL_OUTCOME_PASSES || s->v[ids[i]].penalty > 0)
                         continue;
                 r = verify(s, ids[i], err);
                 if (r < 0)
@@ -391,13 +412,8 @@ static int search_loop(struct search *s, heal_repair_result *ret, heal_error *er
                 if (r > 0 && !s->o->best)
                         r = first_verified(s, ids, n, &ret->winner, err);
         }
-        if (r >= 0 && s->o->best) {
-                int best = pick_best(s), winner = -1;
-
-                if (best >= 0)
-                        r = first_verified(s, &best, 1, &winner, err);
-                ret->winner = winner;
-        }
+        if (r >= 0 && (s->o->best || ret->winner < 0) && !repair_canceled())
+                r = verify_best(s, ret, err);
         if (r >= 0 && s->budget_out && ret->winner < 0) {
                 ret->verdict = HEAL_VERDICT_BUDGET;
                 snprintf(ret->stop, sizeof(ret->stop), "the model budget is spent");

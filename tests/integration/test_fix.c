@@ -668,3 +668,46 @@ Test(fix, a_forged_fixit_edits_nothing)
         test_rmtree(dir);
         free(dir);
 }
+
+/* A candidate that passes but fired a penalising rule does not end the search while a clean
+ * one can: here both come in the first batch, the penalised one first. */
+Test(fix, a_clean_fix_beats_a_penalised_one)
+{
+        static const char submit[] = "\tt.proofs[shard][validator] = true\n";
+        static const char fixed[] = "\tif t.proofs[shard] == nil {\n\t\tt.proofs[shard] = "
+                                    "make(map[string]bool)\n\t}\n\tt.proofs[shard][validator] = "
+                                    "true\n";
+        char *dir = copy_case("14-panic-nil-inner-map"), script[PATH_MAX], answer[2][1024];
+        json_t *doc, *w;
+        struct heal_run r;
+
+        test_require("go");
+        snprintf(answer[0], sizeof(answer[0]),
+                 "tally.go\n<<<<<<< SEARCH\n%s=======\n%s\ttime.Sleep(0)\n>>>>>>> REPLACE\n"
+                 "tally.go\n<<<<<<< SEARCH\npackage example\n=======\npackage example\n\n"
+                 "import \"time\"\n>>>>>>> REPLACE\n",
+                 submit, fixed);
+        snprintf(answer[1], sizeof(answer[1]),
+                 "tally.go\n<<<<<<< SEARCH\n%s=======\n%s>>>>>>> "
+                 "REPLACE\n",
+                 submit, fixed);
+        doc = json_pack("{s:[{s:[s], s:[s,s]}]}", "rules", "when", "assignment to entry in nil map",
+                        "answers", answer[0], answer[1]);
+        snprintf(script, sizeof(script), "%s.script.json", dir);
+        cr_assert_eq(json_dump_file(doc, script, 0), 0);
+        json_decref(doc);
+        run_heal(&r, dir, script, "--json --candidates 2 -- go test ./...");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        doc = json_loads(r.out, 0, NULL);
+        cr_assert_not_null(doc, "%s", r.out);
+        w = json_array_get(json_object_get(doc, "candidates"),
+                           (size_t)json_integer_value(json_object_get(doc, "winner")));
+        cr_assert_eq(json_array_size(json_object_get(w, "rules")), 0, "the clean one: %s", r.out);
+        cr_assert(has_rule(json_array_get(json_object_get(doc, "candidates"), 1), "sleep_added"),
+                  "%s", r.out);
+        json_decref(doc);
+        run_release(&r);
+        unlink(script);
+        test_rmtree(dir);
+        free(dir);
+}
