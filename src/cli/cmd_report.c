@@ -66,7 +66,7 @@ static void dot_text(heal_buf *b, const char *s, size_t max)
         for (size_t i = 0; i < n && i < max; i++) {
                 if (s[i] == '"' || s[i] == '\\')
                         heal_buf_puts(b, "\\");
-                heal_buf_append(b, &s[i], 1);
+                heal_buf_append(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? "?" : &s[i], 1);
         }
         if (n > max)
                 heal_buf_puts(b, "...");
@@ -77,9 +77,12 @@ static void dot_node(heal_buf *b, const struct rnode *x)
         json_t *rules = json_object_get(x->j, "rules"), *rule;
         size_t i;
 
-        heal_buf_printf(b, "  n%d [fillcolor=\"%s\", label=\"#%d %s\\n%s  reward %.2f", x->id,
-                        color_of(str(x->j, "outcome")), x->id, str(x->j, "source"),
-                        str(x->j, "outcome"), json_real_value(json_object_get(x->j, "reward")));
+        heal_buf_printf(b, "  n%d [fillcolor=\"%s\", label=\"#%d ", x->id,
+                        color_of(str(x->j, "outcome")), x->id);
+        dot_text(b, str(x->j, "source"), 20);
+        heal_buf_puts(b, "\\n");
+        dot_text(b, str(x->j, "outcome"), 20);
+        heal_buf_printf(b, "  reward %.2f", json_real_value(json_object_get(x->j, "reward")));
         json_array_foreach(rules, i, rule) {
                 heal_buf_puts(b, i ? ", " : "\\nrules: ");
                 dot_text(b, json_string_value(rule) ? json_string_value(rule) : "", 40);
@@ -130,11 +133,12 @@ static int load_trace(const char *path, struct rnode *v, size_t *n)
                         continue;
                 j = json_loads(line, 0, &e);
                 if (!json_is_object(j) || !json_is_integer(json_object_get(j, "id"))) {
-                        log_error("report: %s:%zu: not a trace line of heal --trace (%s)", path,
-                                  lineno, j ? "no \"id\"" : e.text);
+                        /* a run killed mid-line leaves half a line: say so, draw the rest */
+                        log_error("report: %s:%zu: not a trace line of heal --trace (%s); "
+                                  "skipped",
+                                  path, lineno, j ? "no \"id\"" : e.text);
                         json_decref(j);
-                        r = -EBADMSG;
-                        break;
+                        continue;
                 }
                 v[*n].j = j;
                 v[*n].id = (int)json_integer_value(json_object_get(j, "id"));

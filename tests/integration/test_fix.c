@@ -711,3 +711,43 @@ Test(fix, a_clean_fix_beats_a_penalised_one)
         test_rmtree(dir);
         free(dir);
 }
+
+/* heal report draws a trace; what a trace holds is data, never markup or DOT attributes. */
+Test(fix, report_draws_a_trace_and_escapes_it)
+{
+        char *dir = copy_case(REVERSE), trace[PATH_MAX], args[PATH_MAX * 3], out[PATH_MAX], *page;
+        struct heal_run r;
+
+        test_require("go");
+        test_require("dot");
+        snprintf(trace, sizeof(trace), "%s.trace", dir);
+        snprintf(args, sizeof(args), "--dry-run --trace %s -- go test ./...", trace);
+        run_heal(&r, dir, REVERSE ".json", args);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        run_release(&r);
+        snprintf(out, sizeof(out), "%s.html", dir);
+        snprintf(args, sizeof(args), "report -o %s %s", out, trace);
+        run_heal(&r, dir, NULL, args);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        page = slurp(out);
+        cr_assert(strstr(page, "<svg") && strstr(page, "build_fails") && strstr(page, "exit_early"),
+                  "the tree, outcomes and rules are drawn");
+        free(page);
+        run_release(&r);
+        /* a hostile trace: quotes that would end a DOT string, markup, a cut last line */
+        test_write_file("/", trace,
+                        "{\"id\":1,\"parent\":0,\"source\":\"m\\\", URL=\\\"javascript:x\\\", "
+                        "t=\\\"\",\"outcome\":\"passes\",\"reward\":1,\"why\":\"<script>\","
+                        "\"rules\":[]}\n{\"id\":2,\"par");
+        run_heal(&r, dir, NULL, args);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        page = slurp(out);
+        cr_assert(!strstr(page, "xlink:href=\"javascript") && !strstr(page, "<script>"), "%s",
+                  page);
+        free(page);
+        run_release(&r);
+        unlink(trace);
+        unlink(out);
+        test_rmtree(dir);
+        free(dir);
+}
