@@ -208,8 +208,9 @@ typedef struct heal_baseline {
  * @ret: filled on success; release with heal_baseline_release().
  * Return: 0 whatever the command did; -EINVAL for missing options; the errors of
  *         heal_sandbox_run() (-EPERM/-ENOSPC when user namespaces are refused, ...) and of
- *         heal_analyze_result() and the walk of the tree (-ENOMEM, -EACCES);
- *         -ECANCELED after heal_repair_cancel().
+ *         heal_analyze_result() and the walk of the tree (-ENOMEM, -EACCES); -EIO when the
+ *         sandbox was set up but could not start CMD (HEAL_STATUS_SETUP_ERROR: the message
+ *         says why); -ECANCELED after heal_repair_cancel().
  */
 int heal_repair_baseline(heal_baseline *ret, const heal_repair_opts *o,
                          heal_sandbox_output_fn stream, void *userdata, heal_error *err);
@@ -296,5 +297,13 @@ void heal_repair_result_release(heal_repair_result *r);
  * Context: async-signal-safe (meant for a SIGINT handler); process-wide.
  */
 void heal_repair_cancel(void);
+
+/**
+ * heal_repair_waiting_for_model() - Is a search blocked in a model request now? A model call
+ * cannot be interrupted from a signal handler; when this is true no sandbox runs and nothing
+ * of the tree is being written, so a program may end itself at once (_exit(2)) on SIGINT.
+ * Context: async-signal-safe; process-wide.
+ */
+bool heal_repair_waiting_for_model(void);
 
 #endif

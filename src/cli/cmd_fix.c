@@ -186,6 +186,16 @@ static void on_signal(int sig)
 {
         (void)sig;
         heal_repair_cancel();
+        /* A model request cannot be interrupted; nothing runs or is written meanwhile, and the
+         * exec provider's command dies with heal (PR_SET_PDEATHSIG): end now. */
+        if (heal_repair_waiting_for_model()) {
+                static const char msg[] = "\nheal: interrupted while waiting for the model: "
+                                          "nothing was written\n";
+                ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+                (void)w;
+                _exit(EXIT_CANCELED);
+        }
 }
 
 static void install_signals(void)

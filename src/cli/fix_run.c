@@ -82,7 +82,8 @@ static int setup_model(struct job *j)
 {
         heal_error err = HEAL_ERROR_INIT;
         heal_llm_budget budget = { .max_requests = j->f->max_requests,
-                                   .max_cost_micro_usd = (uint64_t)(j->f->max_cost * 1e6) };
+                                   .max_cost_micro_usd = (uint64_t)(j->f->max_cost * 1e6),
+                                   .max_wall_ms = j->f->wall_ms ? j->f->wall_ms : 600000 };
         int r = llm_opts_select(&j->f->llm, &j->sel, 0, &err);
 
         if (r == -ENOENT) { /* free candidates only; say how to get more at the end */

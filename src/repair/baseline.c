@@ -53,6 +53,9 @@ int heal_repair_baseline(heal_baseline *ret, const heal_repair_opts *o,
         if (r < 0)
                 return r;
         r = workspace_run(&b.result, &c, o->argv, NULL, stream, userdata, err);
+        if (r >= 0 && b.result.status == HEAL_STATUS_SETUP_ERROR) /* the sandbox, not CMD */
+                r = heal_error_set(err, -EIO, "the sandbox could not run '%s': %s", o->argv[0],
+                                   b.result.message);
         if (r < 0) {
                 heal_baseline_release(&b);
                 return r;

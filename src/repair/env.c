@@ -3,9 +3,10 @@
  * The environment of a search's runs. Go's build cache is heal's own ($XDG_CACHE_HOME/heal/
  * go-build, else ~/.cache/heal/go-build), never the user's: the baseline writes it, candidates
  * read it through an overlay (workspace.c), so builds stay warm and no candidate's code can
- * plant an entry that another run would trust. The module cache is the user's, read-only (GOPROXY=off: nothing is
- * downloaded). GOFLAGS=-count=1 bypasses the test cache (a cached "ok" proves nothing about
- * the candidate) and -buildvcs=false stops VCS stamping, since the sandbox has no .git.
+ * plant an entry that another run would trust. The module cache is the user's, read-only
+ * (GOPROXY=off: nothing is downloaded). GOFLAGS=-count=1 bypasses the test cache (a cached "ok"
+ * proves nothing about the candidate) and -buildvcs=false stops VCS stamping, since the sandbox has
+ * no .git.
  */
 #include <errno.h>
 #include <stdio.h>

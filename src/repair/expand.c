@@ -258,8 +258,10 @@ int search_expand(struct search *s, const int *ids, size_t n, int *out, size_t *
                 if (s->o->on_event)
                         s->o->on_event(HEAL_EVENT_EXPAND, &s->v[ids[i]].pub, s->k, s->o->userdata);
         }
-        if (r >= 0) {
+        if (r >= 0 && !repair_canceled()) {
+                repair_model_call(true);
                 heal_llm_complete_many(s->o->llm, reqs, n, rets, rs, errs);
+                repair_model_call(false);
                 s->model_calls += (unsigned)n;
         }
         for (size_t i = 0; r >= 0 && i < n; i++) {

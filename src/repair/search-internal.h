@@ -17,8 +17,8 @@ struct ws_config {
         const char *cwd;
         heal_sandbox_limits limits;
         unsigned sandbox_flags;
-        bool git_is_dir, git_is_file;    /* what the tree's .git is, to hide it */
-        char gocache[PATH_MAX];          /* heal's Go build cache; "" none */
+        bool git_is_dir, git_is_file; /* what the tree's .git is, to hide it */
+        char gocache[PATH_MAX];       /* heal's Go build cache; "" none */
         bool cache_rw; /* bound read-write (the baseline); else an overlay whose writes vanish */
         char gomodcache[PATH_MAX];       /* the user's module cache, bound read-only; "" none */
         const char *env[WS_ENV_MAX + 1]; /* NAME=value, NULL-terminated */
@@ -35,6 +35,8 @@ int workspace_run(heal_sandbox_result *ret, const struct ws_config *c, const cha
                   const heal_patch *p, heal_sandbox_output_fn stream, void *userdata,
                   heal_error *err);
 bool repair_canceled(void);
+/* Mark the time spent blocked in a model request (heal_repair_waiting_for_model()). */
+void repair_model_call(bool on);
 void repair_cancel_reset(void);
 
 /* stamp.c */

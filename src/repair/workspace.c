@@ -41,6 +41,18 @@ void heal_repair_cancel(void)
         }
 }
 
+static volatile sig_atomic_t in_model_call;
+
+bool heal_repair_waiting_for_model(void)
+{
+        return in_model_call;
+}
+
+void repair_model_call(bool on)
+{
+        in_model_call = on;
+}
+
 bool repair_canceled(void)
 {
         return cancel_requested;

@@ -9,6 +9,7 @@
 #include <criterion/parameterized.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -748,6 +750,45 @@ Test(fix, report_draws_a_trace_and_escapes_it)
         run_release(&r);
         unlink(trace);
         unlink(out);
+        test_rmtree(dir);
+        free(dir);
+}
+
+/* Ctrl-C while heal waits for the model: it ends at once, writes nothing, leaves no model
+ * command behind (the request cannot be interrupted; nothing else runs meanwhile). */
+Test(fix, ctrl_c_while_the_model_thinks)
+{
+        char *dir = copy_case(REVERSE), fifo[PATH_MAX], cmd[PATH_MAX * 2], line[64] = "";
+        struct timespec t0, t1;
+        int st, fd;
+        pid_t pid;
+
+        test_require("go");
+        snprintf(fifo, sizeof(fifo), "%s.fifo", dir);
+        cr_assert_eq(mkfifo(fifo, 0600), 0);
+        snprintf(cmd, sizeof(cmd), "echo thinking > %s; exec sleep 4243.5", fifo);
+        pid = fork();
+        if (pid == 0) {
+                if (chdir(dir) < 0)
+                        _exit(127);
+                setenv("HEAL_MODEL", "exec:slow", 1);
+                setenv("HEAL_LLM_COMMAND", cmd, 1);
+                execl(HEAL_TEST_BIN, "heal", "-q", "--", "go", "test", "./...", NULL);
+                _exit(127);
+        }
+        fd = open(fifo, O_RDONLY | O_CLOEXEC); /* until the model command opens it */
+        cr_assert_gt(read(fd, line, sizeof(line) - 1), 0);
+        close(fd);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        kill(pid, SIGINT);
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d", st);
+        cr_assert_lt(t1.tv_sec - t0.tv_sec, 3, "at once, not when the model answers");
+        for (int i = 0; i < 100 && test_count_cmdline("sleep 4243.5"); i++)
+                usleep(20000); /* the supervisor's SIGTERM takes a moment to land */
+        cr_assert_eq(test_count_cmdline("sleep 4243.5"), 0, "the model command is gone");
+        unlink(fifo);
         test_rmtree(dir);
         free(dir);
 }
