@@ -89,10 +89,11 @@ typedef struct heal_apply_opts {
  *
  * Edits of one file apply in order, each to the result of the ones before.
  * Return: 0; -EPERM for a path that leaves the tree (absolute, ".."), goes through a symlink,
- *         touches .git or is protected (the message names the rule); -ENOENT when a search
- *         text matches nowhere or the file does not exist (the message shows the file's lines
- *         nearest to the search's first line); -EEXIST when it matches more than one place
- *         (the message gives the lines); -EFBIG for a file over 4 MiB; -ENOMEM. On failure
+ *         touches .git (in any case) or .heal, or is protected (the message names the rule);
+ * -ENOENT when a search text matches nowhere or the file does not exist (the message shows the
+ * file's lines nearest to the search's first line); -EEXIST when it matches more than one place
+ *         (the message gives the lines); -EFBIG for a file over 4 MiB; -EMEDIUMTYPE for a
+ *         binary file (it holds NUL bytes); -ENOMEM. On failure
  *         @err names the edit (its file and number in the answer).
  */
 int heal_edits_apply(const heal_edits *e, const heal_apply_opts *o, heal_patch *ret,

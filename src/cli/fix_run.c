@@ -115,6 +115,15 @@ static int setup(struct job *j)
                 log_error("cannot read the working directory: %s", strerror(errno));
                 return -errno;
         }
+        if (!strcmp(j->tree, "/") || !strcmp(j->tree, "/tmp")) {
+                log_error("heal repairs a project: run it in the project's directory, not in %s "
+                          "itself",
+                          j->tree);
+                return -EINVAL;
+        }
+        if (getenv("HOME") && !strcmp(j->tree, getenv("HOME")))
+                fprintf(stderr, "heal: note: the tree is your whole home directory; a fix may "
+                                "touch any file in it that is not hidden or a test\n");
         join_argv(j->cmdline, sizeof(j->cmdline), j->o->argv);
         if (setup_env(j) < 0 || setup_model(j) < 0)
                 return -EINVAL;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,8 +46,11 @@ static int check_path(const heal_apply_opts *o, const char *file, char *out, siz
 
                 if (k == 2 && !strncmp(p, "..", 2))
                         return heal_error_set(err, -EPERM, "'%s': '..' leaves the tree", file);
-                if (k == 4 && !strncmp(p, ".git", 4))
+                if (k == 4 && !strncasecmp(p, ".git", 4))
                         return heal_error_set(err, -EPERM, "'%s': .git is not edited", file);
+                if (k == 5 && !strncmp(p, ".heal", 5))
+                        return heal_error_set(err, -EPERM,
+                                              "'%s': .heal is heal's own (undo records)", file);
                 if (k && !(k == 1 && *p == '.')) {
                         if (n + k + 2 > len)
                                 return heal_error_set(err, -ENAMETOOLONG, "'%s': too long", file);
@@ -86,7 +90,7 @@ static char *read_tree_file(const char *tree, const char *rel, int *r)
         FILE *f = tree_open(tree, rel, FILE_MAX);
         heal_buf b = HEAL_BUF_INIT(FILE_MAX);
         char chunk[65536], *s;
-        size_t n;
+        size_t n, len;
 
         if (!f) {
                 *r = -ENOENT;
@@ -95,9 +99,15 @@ static char *read_tree_file(const char *tree, const char *rel, int *r)
         while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
                 heal_buf_append(&b, chunk, n);
         fclose(f);
+        len = b.len;
         s = b.truncated ? NULL : heal_buf_detach(&b, NULL);
         *r = b.truncated ? -EFBIG : s ? 0 : -ENOMEM;
         heal_buf_release(&b);
+        if (s && strlen(s) != len) { /* NUL bytes: a binary file, which edits would cut */
+                free(s);
+                s = NULL;
+                *r = -EMEDIUMTYPE;
+        }
         return s;
 }
 
@@ -333,7 +343,10 @@ static int apply_one(heal_patch *p, const heal_edit *ed, size_t idx, const heal_
                 return heal_error_prefix(err, r, "edit %zu", idx + 1);
         if ((r = change_of(p, file, o, &fc)) < 0)
                 return heal_error_set(err, r, "edit %zu ('%s'): %s", idx + 1, file,
-                                      r == -EFBIG ? "the file is over 4 MiB" : strerror(-r));
+                                      r == -EFBIG         ? "the file is over 4 MiB"
+                                      : r == -EMEDIUMTYPE ? "a binary file (it holds NUL "
+                                                            "bytes): heal edits text only"
+                                                          : strerror(-r));
         if (ed->whole_file || (!fc->after && !ed->search[0])) {
                 next = strdup(ed->replace); /* a whole file, or a new one */
                 r = next ? 0 : -ENOMEM;

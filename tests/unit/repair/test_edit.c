@@ -3,6 +3,7 @@
  * one place only, the errors a model is told, and the paths that may not be edited. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +184,21 @@ Test(edit, a_makefile_is_named_without_a_dot)
         cr_assert_str_eq(p.files[0].after, "all:\n\tcc -o x x.c -lm\n");
         cr_assert_eq(apply("Then run it\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n"), -EBADMSG,
                      "a sentence is still no file name");
+}
+
+Test(edit, binary_files_and_heal_s_own_are_not_edited)
+{
+        char path[PATH_MAX];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/data.bin", tree);
+        f = fopen(path, "we");
+        cr_assert_not_null(f);
+        fwrite("ABC\n\0\1\2\377binary", 1, 14, f);
+        fclose(f);
+        cr_assert_eq(apply("data.bin\n<<<<<<< SEARCH\nABC\n=======\nXYZ\n>>>>>>> REPLACE\n"),
+                     -EMEDIUMTYPE);
+        cr_assert(strstr(err.msg, "binary"), "%s", err.msg);
+        cr_assert_eq(apply(".heal/undo/x\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n"), -EPERM);
+        cr_assert_eq(apply(".GIT/config\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n"), -EPERM);
 }
