@@ -9,6 +9,8 @@
 #include "heal/llm.h"
 #include "heal/sandbox.h"
 
+#include "core/json.h"
+
 /* heal run's own exit codes (docs/exit-codes.md); otherwise it exits with the command's status. */
 enum {
         EXIT_OUTPUT_LIMIT = 121,
@@ -100,7 +102,6 @@ int llm_opts_select(const struct llm_opts *o, heal_llm_selection *sel, uint64_t 
 void join_argv(char *out, size_t len, char **argv);
 
 /* json.c */
-json_t *json_string_bytes(const char *data, size_t len);
 json_t *result_to_json(const heal_sandbox_result *res);
 int json_print(json_t *doc);
 

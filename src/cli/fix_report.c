@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/fix.h"
+#include "core/json.h"
 
 static uint64_t now_ms(void)
 {
@@ -26,6 +27,14 @@ void fix_view_init(struct fix_view *v, const struct fix_opts *f)
         v->tty = isatty(STDERR_FILENO);
         v->color = v->tty && !(nc && *nc);
         v->start_ms = now_ms();
+}
+
+/* @s up to its first newline, control characters shown as '?': text from the command's
+ * output or a model must not drive the terminal (OSC title or clipboard sequences). */
+static void put_line(const char *s)
+{
+        for (; s && *s && *s != '\n'; s++)
+                fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
 }
 
 static const char *paint(const struct fix_view *v, heal_outcome o)
@@ -53,11 +62,11 @@ void fix_on_event(heal_repair_event ev, const heal_node *node, unsigned count, v
         } else if (ev == HEAL_EVENT_VERIFY) {
                 fprintf(stderr, "heal: [%5.1fs] verifying #%d in a fresh workspace\n", t, node->id);
         } else {
-                const char *why = node->why ? node->why : "";
-
-                fprintf(stderr, "heal: [%5.1fs]   #%-2d %-9s %s%-14s%s %.*s\n", t, node->id,
-                        node->source, paint(v, node->outcome), heal_outcome_name(node->outcome),
-                        v->color ? "\033[0m" : "", (int)strcspn(why, "\n"), why);
+                fprintf(stderr, "heal: [%5.1fs]   #%-2d %-9s %s%-14s%s ", t, node->id, node->source,
+                        paint(v, node->outcome), heal_outcome_name(node->outcome),
+                        v->color ? "\033[0m" : "");
+                put_line(node->why);
+                fputc('\n', stderr);
                 for (size_t i = 0; node->rules && node->rules[i]; i++)
                         fprintf(stderr, "heal:          rule fired: %s\n", node->rules[i]);
         }
@@ -75,9 +84,13 @@ void fix_print_failure(const struct fix_view *v, const heal_baseline *b, const c
         for (size_t i = 0; i < a->n_diags && i < 5; i++) {
                 const heal_diag *d = &a->diags[i];
 
-                fprintf(stderr, "heal:   %s %s%s%u%s %s\n", heal_diag_kind_name(d->kind),
-                        d->file ? d->file : "", d->file ? ":" : "", d->line, d->file ? ":" : "",
-                        d->message);
+                fprintf(stderr, "heal:   %s ", heal_diag_kind_name(d->kind));
+                if (d->file) {
+                        put_line(d->file);
+                        fprintf(stderr, ":%u: ", d->line);
+                }
+                put_line(d->message);
+                fputc('\n', stderr);
         }
         fprintf(stderr, "heal:   fingerprint %s, cause %s\n", a->exact, a->cause);
 }
@@ -118,26 +131,21 @@ void fix_print_verdict(const struct fix_view *v, const heal_repair_result *res, 
                 res->model_calls == 1 ? "" : "s", tally, (double)(now_ms() - v->start_ms) / 1000);
 }
 
-static json_t *str_or_null(const char *s)
-{
-        return s ? json_string(s) : json_null();
-}
-
 static json_t *node_json(const heal_node *n)
 {
         json_t *o = json_object(), *files = json_array(), *rules = json_array();
 
         for (size_t i = 0; i < n->patch.n_files; i++)
-                json_array_append_new(files, json_string(n->patch.files[i].file));
+                json_array_append_new(files, json_string_or_null(n->patch.files[i].file));
         for (size_t i = 0; n->rules && n->rules[i]; i++)
                 json_array_append_new(rules, json_string(n->rules[i]));
         json_object_set_new(o, "id", json_integer(n->id));
         json_object_set_new(o, "parent", json_integer(n->parent));
         json_object_set_new(o, "depth", json_integer(n->depth));
-        json_object_set_new(o, "source", str_or_null(n->source));
+        json_object_set_new(o, "source", json_string_or_null(n->source));
         json_object_set_new(o, "outcome", json_string(heal_outcome_name(n->outcome)));
         json_object_set_new(o, "reward", json_real(n->reward));
-        json_object_set_new(o, "why", str_or_null(n->why));
+        json_object_set_new(o, "why", json_string_or_null(n->why));
         json_object_set_new(o, "rules", rules);
         json_object_set_new(o, "files", files);
         json_object_set_new(o, "lines_changed", json_integer(n->lines_changed));
@@ -159,19 +167,19 @@ int fix_report_json(const heal_baseline *b, const heal_repair_result *res, const
 {
         json_t *doc = json_object(), *nodes = json_array(), *llm = json_object();
 
-        json_object_set_new(doc, "command", json_string(cmdline));
+        json_object_set_new(doc, "command", json_string_or_null(cmdline));
         if (b) {
                 json_object_set_new(doc, "verdict", json_string("passed"));
                 json_object_set_new(doc, "exit_code", json_integer(b->result.exit_code));
                 return json_print(doc);
         }
         json_object_set_new(doc, "verdict", json_string(verdict_name(res->verdict)));
-        json_object_set_new(doc, "stop", json_string(res->stop));
+        json_object_set_new(doc, "stop", json_string_or_null(res->stop));
         json_object_set_new(doc, "winner",
                             res->winner >= 0 ? json_integer(res->winner) : json_null());
-        json_object_set_new(doc, "patch", str_or_null(diff));
-        json_object_set_new(doc, "written", str_or_null(written_id));
-        json_object_set_new(doc, "note", note && *note ? json_string(note) : json_null());
+        json_object_set_new(doc, "patch", json_string_or_null(diff));
+        json_object_set_new(doc, "written", json_string_or_null(written_id));
+        json_object_set_new(doc, "note", note && *note ? json_string_or_null(note) : json_null());
         for (size_t i = 0; i < res->n_nodes; i++)
                 json_array_append_new(nodes, node_json(&res->nodes[i]));
         json_object_set_new(doc, "candidates", nodes);

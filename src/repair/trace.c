@@ -8,12 +8,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "core/json.h"
 #include "repair/search-internal.h"
-
-static json_t *str_or_null(const char *s)
-{
-        return s ? json_string(s) : json_null();
-}
 
 void trace_node(FILE *f, const struct search *s, const struct snode *x)
 {
@@ -22,16 +18,16 @@ void trace_node(FILE *f, const struct search *s, const struct snode *x)
 
         (void)s;
         for (size_t i = 0; i < x->pub.patch.n_files; i++)
-                json_array_append_new(files, json_string(x->pub.patch.files[i].file));
+                json_array_append_new(files, json_string_or_null(x->pub.patch.files[i].file));
         for (size_t i = 0; x->pub.rules && x->pub.rules[i]; i++)
                 json_array_append_new(rules, json_string(x->pub.rules[i]));
         json_object_set_new(o, "id", json_integer(x->pub.id));
         json_object_set_new(o, "parent", json_integer(x->pub.parent));
         json_object_set_new(o, "depth", json_integer(x->pub.depth));
-        json_object_set_new(o, "source", str_or_null(x->pub.source));
+        json_object_set_new(o, "source", json_string_or_null(x->pub.source));
         json_object_set_new(o, "outcome", json_string(heal_outcome_name(x->pub.outcome)));
         json_object_set_new(o, "reward", json_real(x->pub.reward));
-        json_object_set_new(o, "why", str_or_null(x->pub.why));
+        json_object_set_new(o, "why", json_string_or_null(x->pub.why));
         json_object_set_new(o, "rules", rules);
         json_object_set_new(o, "exact", json_string(x->pub.exact));
         json_object_set_new(o, "cause", json_string(x->pub.cause));
@@ -40,7 +36,7 @@ void trace_node(FILE *f, const struct search *s, const struct snode *x)
         json_object_set_new(o, "wall_ms", json_integer((json_int_t)x->pub.wall_ms));
         json_object_set_new(o, "visits", json_integer(x->visits));
         json_object_set_new(o, "value", json_real(x->value));
-        json_object_set_new(o, "answer", str_or_null(x->pub.answer));
+        json_object_set_new(o, "answer", json_string_or_null(x->pub.answer));
         line = json_dumps(o, JSON_COMPACT);
         if (line) {
                 fprintf(f, "%s\n", line);
