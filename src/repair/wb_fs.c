@@ -399,14 +399,18 @@ static int open_state(int treefd, const char *state_dir, bool create)
 {
         int fd;
 
+        /* .heal in the tree is never a symlink: a repository could point it anywhere the
+         * user can write, and heal would fill that place with copies of files */
         if (!state_dir) {
-                fd = openat(treefd, WB_STATE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+                fd = openat(treefd, WB_STATE_DIR, flags);
                 if (fd < 0 && errno == ENOENT && create) {
                         if (mkdirat(treefd, WB_STATE_DIR, 0755) < 0 && errno != EEXIST)
                                 return -errno;
                         if (fsync(treefd) < 0)
                                 return -errno;
-                        fd = openat(treefd, WB_STATE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        fd = openat(treefd, WB_STATE_DIR, flags);
                 }
                 return fd < 0 ? -errno : fd;
         }
@@ -423,6 +427,7 @@ static int open_state(int treefd, const char *state_dir, bool create)
 int wb_open_undo_dir(int *ret_fd, char *ret_where, int treefd, const char *tree,
                      const char *state_dir, bool create, heal_error *err)
 {
+        struct stat st;
         _cleanup_close_ int sfd = -1;
         char state[PATH_MAX];
         int fd, r;
@@ -436,6 +441,12 @@ int wb_open_undo_dir(int *ret_fd, char *ret_where, int treefd, const char *tree,
         if (ret_where)
                 (void)str_printf(ret_where, PATH_MAX, "%s/undo", state);
         sfd = open_state(treefd, state_dir, create);
+        if (sfd < 0 && !state_dir && fstatat(treefd, WB_STATE_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode))
+                return heal_error_set(err, -ELOOP,
+                                      "'%s' is a symlink: heal keeps its undo records only in a "
+                                      "real directory of the tree (remove the link)",
+                                      state);
         if (sfd < 0)
                 return heal_error_set(err, sfd, "state directory '%s': %s", state, strerror(-sfd));
         if (create) {

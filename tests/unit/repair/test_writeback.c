@@ -294,6 +294,20 @@ Test(writeback, paths_through_symlinks_or_outside_are_refused)
         cr_assert_eq(system(cmd), 0);
 }
 
+Test(writeback, a_heal_directory_that_is_a_symlink_is_refused)
+{
+        char outside[] = "/tmp/heal-test-wb-state-XXXXXX", path[600], cmd[700];
+
+        cr_assert_not_null(mkdtemp(outside));
+        snprintf(path, sizeof(path), "%s/.heal", tree);
+        cr_assert_eq(symlink(outside, path), 0);
+        change("a.go", "package a\n", "package a // x\n");
+        cr_assert_eq(writeback(), -ELOOP, "%s", err.msg);
+        cr_assert_str_eq(get("a.go"), "package a\n", "nothing written");
+        snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\" && rm -rf '%s'", outside, outside);
+        cr_assert_eq(system(cmd), 0, "nothing saved in the place the link points to");
+}
+
 Test(writeback, undo_restores_the_originals_and_removes_what_was_new)
 {
         heal_undo_result res = { 0 };
