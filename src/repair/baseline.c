@@ -49,6 +49,7 @@ int heal_repair_baseline(heal_baseline *ret, const heal_repair_opts *o,
         if (r < 0)
                 return r;
         c.cache_rw = true; /* the user's own tree warms the cache; candidates only read it */
+        workspace_sweep();
         r = tree_stamp_take(&b.stamp, o->tree, err);
         if (r < 0)
                 return r;

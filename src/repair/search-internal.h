@@ -35,6 +35,8 @@ int workspace_run(heal_sandbox_result *ret, const struct ws_config *c, const cha
                   const heal_patch *p, heal_sandbox_output_fn stream, void *userdata,
                   heal_error *err);
 bool repair_canceled(void);
+/* Remove the layers a killed heal left behind (theirs: owned by us, their PID gone). */
+void workspace_sweep(void);
 /* Mark the time spent blocked in a model request (heal_repair_waiting_for_model()). */
 void repair_model_call(bool on);
 void repair_cancel_reset(void);

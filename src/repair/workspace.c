@@ -9,6 +9,7 @@
  * overlay whose writes vanish, the module cache is bound read-only, and GOFLAGS turns off the
  * test cache and VCS stamping.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -137,16 +138,45 @@ static int write_file(const char *path, const char *data, mode_t mode)
         return close(fd) < 0 ? -errno : 0;
 }
 
+static const char *layer_base(void)
+{
+        const char *base = getenv("XDG_RUNTIME_DIR");
+
+        return base && access(base, W_OK) == 0 ? base : "/tmp";
+}
+
+void workspace_sweep(void)
+{
+        const char *base = layer_base();
+        DIR *d = opendir(base);
+        struct dirent *e;
+
+        while (d && (e = readdir(d))) {
+                char path[PATH_MAX];
+                struct stat st;
+                int pid;
+
+                /* heal-ws-PID-XXXXXX of a heal that was killed (SIGKILL leaves its layers) */
+                if (sscanf(e->d_name, "heal-ws-%d-", &pid) != 1 || pid <= 0 ||
+                    (kill(pid, 0) == 0 || errno != ESRCH) ||
+                    str_printf(path, sizeof(path), "%s/%s", base, e->d_name) < 0 ||
+                    lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+                        continue;
+                layer_remove(path);
+        }
+        if (d)
+                closedir(d);
+}
+
 /* The layer: @p's files as the candidate has them, modes as in the tree. */
 static int layer_write(char dir[PATH_MAX], const struct ws_config *c, const heal_patch *p,
                        heal_error *err)
 {
-        const char *base = getenv("XDG_RUNTIME_DIR");
+        const char *base = layer_base();
         int r = 0;
 
-        if (!base || access(base, W_OK) < 0)
-                base = "/tmp";
-        if (str_printf(dir, PATH_MAX, "%s/heal-ws-XXXXXX", base) < 0 || !mkdtemp(dir)) {
+        if (str_printf(dir, PATH_MAX, "%s/heal-ws-%d-XXXXXX", base, (int)getpid()) < 0 ||
+            !mkdtemp(dir)) {
                 dir[0] = '\0';
                 return heal_error_set(err, -errno, "cannot create a workspace layer in %s: %s",
                                       base, strerror(errno));
