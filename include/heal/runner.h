@@ -235,6 +235,14 @@ const char *heal_runner_lang_for_file(const char *path);
 const char *heal_runner_lang_main_file(const char *name);
 
 /**
+ * heal_runner_lang_is_compiled() - Whether a driver has a compile stage (then the order of the
+ * files does not matter; otherwise the first is the script the interpreter runs).
+ * @name: a driver name or alias.
+ * Return: true for "go" and "c"; false for the interpreters and for unknown names.
+ */
+bool heal_runner_lang_is_compiled(const char *name);
+
+/**
  * heal_runner_langs() - Canonical names of every driver, for help texts and error messages.
  * Return: a static ", "-separated list ("go, c, python3, sh, bash").
  */

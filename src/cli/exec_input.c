@@ -263,5 +263,6 @@ int exec_input_dir(struct exec_input *in, const char *dir, const char **lang)
                           dir, heal_runner_langs());
                 return -EINVAL;
         }
-        return pick_main(in, *lang, dir);
+        /* a build takes every file; only an interpreter needs to know which one to run */
+        return heal_runner_lang_is_compiled(*lang) ? 0 : pick_main(in, *lang, dir);
 }

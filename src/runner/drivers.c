@@ -128,6 +128,13 @@ const char *heal_runner_lang_main_file(const char *name)
         return d ? d->main_file : NULL;
 }
 
+bool heal_runner_lang_is_compiled(const char *name)
+{
+        const struct runner_driver *d = driver_find(name);
+
+        return d && d->compile[0];
+}
+
 const char *heal_runner_langs(void)
 {
         return "go, c, python3, sh, bash";

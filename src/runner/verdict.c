@@ -80,10 +80,11 @@ bool verdict_compile(heal_runner_result *res, const char *tool)
 
 static void verdict_timeout(heal_runner_result *res, const heal_sandbox_result *r)
 {
-        /* Whether it spun or waited tells a loop from a deadlock, a sleep or a SIGSTOP. */
+        /* Whether it spun or waited tells a loop from a deadlock, a sleep or a SIGSTOP; a quarter
+         * of the wall time leaves room for a busy machine. */
         say(res, HEAL_EXEC_TIMEOUT, "%s; the program used %llu ms of CPU (%s)", r->message,
             (unsigned long long)r->cpu_ms,
-            r->cpu_ms * 2 >= r->wall_ms ? "busy: an endless loop or too much work"
+            r->cpu_ms * 4 >= r->wall_ms ? "busy: an endless loop or too much work"
                                         : "mostly waiting: blocked, sleeping or stopped");
 }
 
