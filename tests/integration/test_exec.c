@@ -124,6 +124,7 @@ static void tmp_is_empty(void)
 #define HEAL_JSON(input, ...)                                                                     \
  do {                                                                                             \
   json_error_t jerr_;                                                                             \
+  json_decref(ran.doc);                                                                           \
   heal_argv(input, (const char *const[]){ "--json", __VA_ARGS__, NULL });                         \
   ran.doc = json_loads(ran.out, 0, &jerr_);                                                       \
   cr_assert_not_null(ran.doc, "invalid JSON (%s): %s\nstderr: %s", jerr_.text, ran.out, ran.err); \
