@@ -84,8 +84,9 @@ static void verdict_timeout(heal_runner_result *res, const heal_sandbox_result *
          * of the wall time leaves room for a busy machine. */
         say(res, HEAL_EXEC_TIMEOUT, "%s; the program used %llu ms of CPU (%s)", r->message,
             (unsigned long long)r->cpu_ms,
-            r->cpu_ms * 4 >= r->wall_ms ? "busy: an endless loop or too much work"
-                                        : "mostly waiting: blocked, sleeping or stopped");
+            r->cpu_ms * 4 >= r->wall_ms
+                    ? "busy: an endless loop or too much work"
+                    : "mostly not running: blocked, sleeping, stopped, or a busy machine");
 }
 
 void verdict_run(heal_runner_result *res, const char *tool, uint64_t mem_max_bytes)
