@@ -44,8 +44,9 @@ static void setup_error(heal_runner_result *res, const heal_sandbox_result *r, c
 {
         if (r->exit_code == 127)
                 say(res, HEAL_EXEC_INTERNAL_ERROR,
-                    "%s: '%s' was not found in the sandbox's PATH (PATH, /usr, /bin, /opt are "
-                    "shared): install it; 'heal doctor' lists the toolchains it finds",
+                    "%s: '%s' was not found in the sandbox (it sees the host's /usr, /bin, /sbin, "
+                    "/lib*, /etc and /opt, and searches PATH there): install it there; 'heal "
+                    "doctor' lists the toolchains it finds",
                     what, tool);
         else
                 say(res, HEAL_EXEC_INTERNAL_ERROR, "%s: %s", what, r->message);
@@ -66,7 +67,7 @@ bool verdict_compile(heal_runner_result *res, const char *tool)
                 setup_error(res, r, "compile stage", tool);
                 break;
         case HEAL_STATUS_CANCELED:
-                say(res, HEAL_EXEC_CANCELED, "canceled during the compile stage");
+                say(res, HEAL_EXEC_CANCELED, "the build was stopped before it finished");
                 break;
         default: /* a limit or a signal: the build did not succeed */
                 say(res, HEAL_EXEC_COMPILE_ERROR,
@@ -124,7 +125,7 @@ void verdict_run(heal_runner_result *res, const char *tool, uint64_t mem_max_byt
                 say(res, HEAL_EXEC_OUTPUT_LIMIT, "%s; the output kept is truncated", r->message);
                 break;
         case HEAL_STATUS_CANCELED:
-                say(res, HEAL_EXEC_CANCELED, "canceled");
+                say(res, HEAL_EXEC_CANCELED, "the program was stopped before it finished");
                 break;
         case HEAL_STATUS_SETUP_ERROR:
         default:
