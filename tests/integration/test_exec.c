@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "heal/runner.h"
+
 #include "harness.h"
 
 struct ran {
@@ -475,4 +477,54 @@ Test(exec, usage_errors_name_the_fix)
         cr_assert(strstr(ran.err, "missing.py"), "%s", ran.err);
         HEAL(NULL, "--lang", "sh", "notes.txt");
         cr_assert_eq(ran.code, 127, "sh runs notes.txt, whose 'hello' is not a command");
+}
+
+/* The library itself: names that would leave the directory, duplicates, unknown languages,
+ * stdin as bytes, and a canceled runner. */
+Test(exec, library_checks_files_and_cancels)
+{
+        static const char *const bad[] = { "../x.py", "/etc/x.py", "a/../x.py", "",
+                                           "a//b.py", "./x.py",    "dir/" };
+        heal_runner_file f = { .name = "x.py", .data = "import sys\nprint(sys.stdin.read())\n" };
+        heal_runner_opts o = HEAL_RUNNER_OPTS_INIT;
+        heal_runner_result res = { 0 };
+        heal_error err = HEAL_ERROR_INIT;
+        heal_runner *rn = NULL;
+
+        cr_assert_eq(setenv("TMPDIR", tmp, 1), 0);
+        cr_assert_eq(heal_runner_new(&rn, &err), 0, "%s", err.msg);
+        f.len = strlen(f.data);
+        o.files = &f;
+        o.n_files = 1;
+        o.stdin_data = "bytes in";
+        o.stdin_len = 8;
+        cr_assert_eq(heal_runner_exec(&res, rn, &o, &err), 0, "%s", err.msg);
+        cr_assert_eq(res.status, HEAL_EXEC_OK, "%s", res.message);
+        cr_assert_str_eq(res.run.res.out, "bytes in\n");
+        cr_assert_not(res.compile.ran);
+        heal_runner_result_release(&res);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                heal_runner_file b = { .name = bad[i], .data = "print(1)\n", .len = 9 };
+
+                o.files = &b;
+                o.lang = "python3";
+                cr_assert_eq(heal_runner_exec(&res, rn, &o, &err), -EINVAL, "'%s' accepted",
+                             bad[i]);
+        }
+        heal_runner_file two[] = { f, f };
+        o.files = two;
+        o.n_files = 2;
+        cr_assert_eq(heal_runner_exec(&res, rn, &o, &err), -EINVAL, "a duplicate name");
+        cr_assert(strstr(err.msg, "twice"), "%s", err.msg);
+        o.n_files = 1;
+        o.lang = "cobol";
+        cr_assert_eq(heal_runner_exec(&res, rn, &o, &err), -EINVAL);
+        tmp_is_empty();
+        o.lang = NULL;
+        heal_runner_cancel(rn);
+        cr_assert_eq(heal_runner_exec(&res, rn, &o, &err), 0);
+        cr_assert_eq(res.status, HEAL_EXEC_CANCELED);
+        cr_assert_str_eq(heal_exec_status_to_string(res.status), "canceled");
+        heal_runner_result_release(&res);
+        heal_runner_free(rn);
 }
