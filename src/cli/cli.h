@@ -13,6 +13,7 @@
 
 /* heal run's own exit codes (docs/exit-codes.md); otherwise it exits with the command's status. */
 enum {
+        EXIT_COMPILE_ERROR = 120, /* heal exec */
         EXIT_OUTPUT_LIMIT = 121,
         EXIT_CPU_LIMIT = 122,
         EXIT_MEMORY_LIMIT = 123,
@@ -30,6 +31,7 @@ int cmd_analyze(int argc, char **argv);
 int cmd_undo(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
 
 /* run_opts.c: heal run's sandbox options, for every command that runs one */
 #define MAX_MOUNTS 64
@@ -103,6 +105,8 @@ void join_argv(char *out, size_t len, char **argv);
 
 /* json.c */
 json_t *result_to_json(const heal_sandbox_result *res);
+json_t *limits_hit_json(unsigned bits);
+json_t *procs_json(const heal_sandbox_result *res);
 int json_print(json_t *doc);
 
 #define log_error(fmt, ...) (fprintf(stderr, "heal: " fmt "\n", ##__VA_ARGS__))

@@ -3,12 +3,14 @@
  * bytes become U+FFFD so the document stays valid. */
 #include "core/json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/exec.h"
 
-static json_t *limits_hit_json(unsigned bits)
+json_t *limits_hit_json(unsigned bits)
 {
         json_t *a = json_array();
 
@@ -18,7 +20,7 @@ static json_t *limits_hit_json(unsigned bits)
         return a;
 }
 
-static json_t *procs_json(const heal_sandbox_result *res)
+json_t *procs_json(const heal_sandbox_result *res)
 {
         json_t *a = json_array();
 
@@ -57,6 +59,42 @@ json_t *result_to_json(const heal_sandbox_result *res)
                 "timing_us", "clone", (json_int_t)t->clone_us, "maps", (json_int_t)t->maps_us,
                 "mounts", (json_int_t)t->mounts_us, "exec", (json_int_t)t->exec_us, "end",
                 (json_int_t)t->end_us);
+}
+
+/* One stage of heal exec, Piston-shaped: exit_code is null when a signal ended the stage and
+ * signal null when it exited. */
+static json_t *stage_json(const heal_runner_stage *st)
+{
+        static const char *const enforce[] = { "rlimit", "cgroup_v1", "cgroup_v2" };
+        const heal_sandbox_result *r = &st->res;
+        const char *sig = r->signal ? sigabbrev_np(r->signal) : NULL;
+        char signame[32] = "";
+
+        if (!st->ran)
+                return json_null();
+        if (sig)
+                snprintf(signame, sizeof(signame), "SIG%s", sig);
+        return json_pack("{s:s,s:o,s:o,s:b,s:b,s:o,s:o,s:o,s:I,s:I,s:I,s:o,s:s,s:o,s:o}", "status",
+                         heal_sandbox_status_to_string(r->status), "stdout",
+                         json_string_bytes(r->out, r->out_len), "stderr",
+                         json_string_bytes(r->err, r->err_len), "stdout_truncated",
+                         r->out_truncated, "stderr_truncated", r->err_truncated, "exit_code",
+                         r->signal ? json_null() : json_integer(r->exit_code), "signal",
+                         r->signal ? json_integer(r->signal) : json_null(), "signal_name",
+                         *signame ? json_string(signame) : json_null(), "wall_ms",
+                         (json_int_t)r->wall_ms, "cpu_ms", (json_int_t)r->cpu_ms, "memory_bytes",
+                         (json_int_t)r->mem_peak_bytes, "limits_hit",
+                         limits_hit_json(r->limits_hit), "enforcement", enforce[r->enforcement],
+                         "message", json_string_bytes(r->message, strlen(r->message)), "processes",
+                         procs_json(r));
+}
+
+json_t *exec_result_to_json(const heal_runner_result *res)
+{
+        return json_pack("{s:s,s:s?,s:o,s:o,s:o}", "status",
+                         heal_exec_status_to_string(res->status), "language", res->lang, "message",
+                         json_string_bytes(res->message, strlen(res->message)), "compile",
+                         stage_json(&res->compile), "run", stage_json(&res->run));
 }
 
 int json_print(json_t *doc)

@@ -24,6 +24,9 @@ static const char usage[] =
         "commands:\n"
         "  run [options] -- CMD [ARG...]   run CMD in a throwaway sandbox (namespaces, mounts,\n"
         "                                  limits, seccomp); see 'heal run --help'\n"
+        "  exec [options] FILE... [-- ARG...]\n"
+        "                                  build and run one program (Go, C, Python, sh) in the\n"
+        "                                  sandbox; JSON result; see 'heal exec --help'\n"
         "  analyze [options] -- CMD        run CMD in the sandbox and explain its failure:\n"
         "                                  diagnostics, fingerprints, tests; see\n"
         "                                  'heal analyze --help'\n"
@@ -39,7 +42,7 @@ static const char usage[] =
         "  --version                       print heal's version\n"
         "\n"
         "docs: README.md, docs/repair.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md,\n"
-        "      docs/error-codes.md, docs/llm.md, docs/writeback.md\n";
+        "      docs/exec.md, docs/error-codes.md, docs/llm.md, docs/writeback.md\n";
 
 /* Started with 0, 1 or 2 closed, heal's own descriptors would take those numbers and the
  * command's output or input would land in them: hold them with /dev/null first. */
@@ -82,8 +85,9 @@ int main(int argc, char **argv)
                 return cmd_fix(argc, argv);
         if (strcmp(cmd, "fix") == 0)
                 return cmd_fix(argc - 1, argv + 1);
-        if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "gen") == 0 || strcmp(cmd, "ask") == 0 ||
-            strcmp(cmd, "mcp") == 0) {
+        if (strcmp(cmd, "exec") == 0)
+                return cmd_exec(argc - 1, argv + 1);
+        if (strcmp(cmd, "gen") == 0 || strcmp(cmd, "ask") == 0 || strcmp(cmd, "mcp") == 0) {
                 log_error("'heal %s' is not part of this build yet (README.md, \"What works "
                           "today\"); 'heal run -- CMD' runs a command in the sandbox",
                           cmd);
