@@ -92,7 +92,8 @@ int tree_stamp_take(heal_tree_stamp **ret, const char *tree, heal_error *err)
                 tree_stamp_free(s);
                 return heal_error_set(err, r, "reading the tree '%s': %s", tree, strerror(-r));
         }
-        qsort(s->v, s->n, sizeof(*s->v), by_path);
+        if (s->n)
+                qsort(s->v, s->n, sizeof(*s->v), by_path);
         *ret = s;
         return 0;
 }
@@ -118,7 +119,8 @@ int heal_baseline_check(const heal_baseline *b, const heal_patch *p, const char 
 
                 snprintf(path, sizeof(path), "%s/%s", tree, p->files[i].file);
                 exists = lstat(path, &st) == 0;
-                e = bsearch(&key, b->stamp->v, b->stamp->n, sizeof(key), by_path);
+                e = b->stamp->n ? bsearch(&key, b->stamp->v, b->stamp->n, sizeof(key), by_path)
+                                : NULL;
                 if (!e && (!exists || b->stamp->truncated))
                         continue; /* new then and now, or beyond the walk */
                 if (!e || !exists || st.st_size != e->st.st_size || st.st_ino != e->st.st_ino ||
