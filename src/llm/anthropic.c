@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/util.h"
 #include "llm/llm-internal.h"
 
@@ -28,8 +29,8 @@ static json_t *assistant_blocks(const heal_llm_message *m)
         json_t *blocks = json_array();
 
         if (m->content && *m->content)
-                json_array_append_new(blocks,
-                                      json_pack("{s:s,s:s}", "type", "text", "text", m->content));
+                json_array_append_new(blocks, json_pack("{s:s,s:o}", "type", "text", "text",
+                                                        json_string_or_null(m->content)));
         for (size_t i = 0; i < m->n_tool_calls; i++) {
                 const heal_llm_tool_call *tc = &m->tool_calls[i];
                 json_t *input = json_loads(tc->arguments ? tc->arguments : "{}", 0, NULL);
@@ -55,9 +56,9 @@ static int encode_messages(json_t *root, const heal_llm_request *req, heal_error
                 json_t *o;
 
                 if (m->role == HEAL_LLM_TOOL) {
-                        json_t *block =
-                                json_pack("{s:s,s:s,s:s}", "type", "tool_result", "tool_use_id",
-                                          m->tool_call_id ?: "", "content", m->content ?: "");
+                        json_t *block = json_pack("{s:s,s:s,s:o}", "type", "tool_result",
+                                                  "tool_use_id", m->tool_call_id ?: "", "content",
+                                                  json_string_or_null(m->content ?: ""));
 
                         if (!last_results) {
                                 last_results = json_array();
@@ -69,7 +70,8 @@ static int encode_messages(json_t *root, const heal_llm_request *req, heal_error
                 }
                 last_results = NULL;
                 if (m->role == HEAL_LLM_USER)
-                        o = json_pack("{s:s,s:s}", "role", "user", "content", m->content ?: "");
+                        o = json_pack("{s:s,s:o}", "role", "user", "content",
+                                      json_string_or_null(m->content ?: ""));
                 else if (m->role == HEAL_LLM_ASSISTANT)
                         o = json_pack("{s:s,s:o}", "role", "assistant", "content",
                                       assistant_blocks(m));
@@ -108,7 +110,7 @@ static int encode_options(json_t *root, const heal_llm_request *req, heal_error 
         json_object_set_new(root, "max_tokens",
                             json_integer(req->max_tokens ? req->max_tokens : DEFAULT_MAX_TOKENS));
         if (req->system)
-                json_object_set_new(root, "system", json_string(req->system));
+                json_object_set_new(root, "system", json_string_or_null(req->system));
         if (req->temperature >= 0)
                 json_object_set_new(root, "temperature", json_real(req->temperature));
         if (req->stream)

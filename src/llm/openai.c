@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/util.h"
 #include "llm/llm-internal.h"
 
@@ -43,9 +44,9 @@ static json_t *encode_message(const heal_llm_message *m)
         o = json_pack("{s:s}", "role", role_names[m->role]);
         if (!o)
                 return NULL;
-        json_object_set_new(o, "content", m->content ? json_string(m->content) : json_null());
+        json_object_set_new(o, "content", json_string_or_null(m->content));
         if (m->role == HEAL_LLM_TOOL && m->tool_call_id)
-                json_object_set_new(o, "tool_call_id", json_string(m->tool_call_id));
+                json_object_set_new(o, "tool_call_id", json_string_or_null(m->tool_call_id));
         if (m->role == HEAL_LLM_ASSISTANT && m->n_tool_calls)
                 json_object_set_new(o, "tool_calls", encode_tool_calls(m));
         return o;
@@ -132,8 +133,8 @@ int openai_encode(char **ret, const heal_llm_request *req, heal_error *err)
                 return heal_error_set(err, -ENOMEM, "out of memory");
         }
         if (req->system)
-                json_array_append_new(
-                        msgs, json_pack("{s:s,s:s}", "role", "system", "content", req->system));
+                json_array_append_new(msgs, json_pack("{s:s,s:o}", "role", "system", "content",
+                                                      json_string_or_null(req->system)));
         for (size_t i = 0; i < req->n_messages && r == 0; i++) {
                 json_t *m = encode_message(&req->messages[i]);
 

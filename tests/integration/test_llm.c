@@ -653,3 +653,29 @@ Test(llm, cache_answers_repeats_and_ignores_corruption)
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         cr_assert_eq(system(cmd), 0);
 }
+
+Test(llm, text_that_is_not_utf8_goes_out_with_replacement_characters)
+{
+        /* A program's output fed back to the model may hold any bytes; JSON cannot. */
+        struct httpd_reply ok = { 200, NULL, NULL, OK_BODY, 0, 0, 0 };
+        heal_llm_config cfg = HEAL_LLM_CONFIG_INIT;
+        heal_llm_message msgs[] = {
+                { .role = HEAL_LLM_USER, .content = "output: \xff\xfe end" },
+                { .role = HEAL_LLM_TOOL, .content = "tool \xc3", .tool_call_id = "c1" },
+        };
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+
+        httpd_start(&srv, &ok, 1);
+        cfg.base_url = srv.base_url;
+        cr_assert_eq(heal_llm_client_new(&client, &cfg, &err), 0, "%s", err.msg);
+        req.model = "gpt-test";
+        req.system = "sys \x80";
+        req.messages = msgs;
+        req.n_messages = 2;
+        cr_assert_eq(heal_llm_complete(client, &req, &resp, &err), 0, "%s", err.msg);
+        httpd_stop(&srv);
+        cr_assert(strstr(srv.requests[0], "output: \xef\xbf\xbd\xef\xbf\xbd end"), "%s",
+                  srv.requests[0]);
+        cr_assert(strstr(srv.requests[0], "\"content\":\"sys \xef\xbf\xbd\""));
+        cr_assert(strstr(srv.requests[0], "\"content\":\"tool \xef\xbf\xbd\""));
+}

@@ -354,3 +354,27 @@ Test(anthropic, bad_answers_are_named)
         cr_assert(strstr(err.msg, "larger than 65536 bytes"), "%s", err.msg);
         cr_assert_eq(ask(&slow, 1, false), -ETIMEDOUT);
 }
+
+Test(anthropic, text_that_is_not_utf8_goes_out_with_replacement_characters)
+{
+        /* A program's output fed back to the model may hold any bytes; JSON cannot. */
+        struct httpd_reply ok = { 200, NULL, NULL, TEXT_BODY, 0, 0, 0 };
+        heal_llm_message msgs[] = {
+                { .role = HEAL_LLM_USER, .content = "output: \xff\xfe end" },
+                { .role = HEAL_LLM_ASSISTANT, .content = "ok \xc3" },
+                { .role = HEAL_LLM_USER, .content = "again" },
+        };
+        heal_llm_request req = HEAL_LLM_REQUEST_INIT;
+
+        req.system = "sys \x80";
+        req.messages = msgs;
+        req.n_messages = 3;
+        cr_assert_eq(ask_req(&ok, 1, &req), 0, "%s", err.msg);
+        cr_assert(strstr(srv.requests[0], "output: \xef\xbf\xbd\xef\xbf\xbd end") ||
+                          strstr(srv.requests[0], "output: \\ufffd\\ufffd end"),
+                  "%s", srv.requests[0]);
+        cr_assert(strstr(srv.requests[0], "\"system\":\"sys \xef\xbf\xbd\"") ||
+                  strstr(srv.requests[0], "\"system\":\"sys \\ufffd\""));
+        cr_assert(strstr(srv.requests[0], "ok \xef\xbf\xbd") ||
+                  strstr(srv.requests[0], "ok \\ufffd"));
+}
