@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "heal/llm.h"
+#include "heal/runner.h"
 #include "heal/sandbox.h"
 
 #include "core/json.h"
@@ -32,6 +33,8 @@ int cmd_undo(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_ask(int argc, char **argv);
 
 /* run_opts.c: heal run's sandbox options, for every command that runs one */
 #define MAX_MOUNTS 64
@@ -98,15 +101,21 @@ int llm_opts_parse(struct llm_opts *o, int argc, char **argv, int *i);
  * (0: the library's default). */
 int llm_opts_select(const struct llm_opts *o, heal_llm_selection *sel, uint64_t timeout_ms,
                     heal_error *err);
+/* $XDG_CACHE_HOME/heal/llm, else ~/.cache/heal/llm, made when missing; false when neither
+ * works. */
+bool llm_cache_dir(char *out, size_t len);
+
+/* limit_opts.c: --timeout, --cpu-time, --memory, --output-limit into @run and --compile-timeout,
+ * --compile-memory, --compile-output-limit into @compile (NULL: not taken). 0 when @name was
+ * one, 1 when not, < 0 for a bad value (printed, prefixed with @cmd). */
+int limit_opt(heal_runner_limits *run, heal_runner_limits *compile, const char *cmd,
+              const char *name, const char *v);
 
 /* cmd_analyze.c: "go test ./..." from argv, for messages and reports; an argument with a space
  * or a shell character is single-quoted, so that the line reads back as the same arguments. */
 void join_argv(char *out, size_t len, char **argv);
 
 /* json.c */
-json_t *result_to_json(const heal_sandbox_result *res);
-json_t *limits_hit_json(unsigned bits);
-json_t *procs_json(const heal_sandbox_result *res);
 int json_print(json_t *doc);
 
 #define log_error(fmt, ...) (fprintf(stderr, "heal: " fmt "\n", ##__VA_ARGS__))

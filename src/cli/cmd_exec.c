@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "cli/exec.h"
-#include "core/parse.h"
 #include "core/util.h"
+#include "runner/result-json.h"
 
 static const char exec_usage[] =
         "usage: heal exec [options] FILE... [-- ARG...]\n"
@@ -89,25 +89,9 @@ static int usage_error(const char *fmt, ...)
         return -EINVAL;
 }
 
-static int set_time(uint64_t *field, const char *name, const char *v)
-{
-        if (parse_duration_ms(v, field) < 0 || *field == 0)
-                return usage_error("%s '%s': expected a time like 500ms, 5s, 2m", name, v);
-        return 0;
-}
-
-static int set_size(uint64_t *field, const char *name, const char *v)
-{
-        if (parse_size(v, field) < 0 || *field == 0)
-                return usage_error("%s '%s': expected a size like 512K, 64M, 1G", name, v);
-        return 0;
-}
-
 /* One option with a value: 0, 1 when @name is not one of them, < 0 for a bad value. */
 static int opt_value(struct exec_opts *o, const char *name, const char *v)
 {
-        heal_runner_limits *run = &o->ro.run_limits, *cc = &o->ro.compile_limits;
-
         if (strcmp(name, "--lang") == 0) {
                 if (!(o->ro.lang = heal_runner_lang_canonical(v)))
                         return usage_error("--lang '%s': heal runs %s", v, heal_runner_langs());
@@ -115,21 +99,7 @@ static int opt_value(struct exec_opts *o, const char *name, const char *v)
         }
         if (strcmp(name, "--stdin") == 0)
                 return o->stdin_path = v, 0;
-        if (strcmp(name, "--timeout") == 0)
-                return set_time(&run->wall_ms, name, v);
-        if (strcmp(name, "--cpu-time") == 0)
-                return set_time(&run->cpu_ms, name, v);
-        if (strcmp(name, "--memory") == 0)
-                return set_size(&run->mem_max_bytes, name, v);
-        if (strcmp(name, "--output-limit") == 0)
-                return set_size(&run->out_max_bytes, name, v);
-        if (strcmp(name, "--compile-timeout") == 0)
-                return set_time(&cc->wall_ms, name, v);
-        if (strcmp(name, "--compile-memory") == 0)
-                return set_size(&cc->mem_max_bytes, name, v);
-        if (strcmp(name, "--compile-output-limit") == 0)
-                return set_size(&cc->out_max_bytes, name, v);
-        return 1;
+        return limit_opt(&o->ro.run_limits, &o->ro.compile_limits, "heal exec", name, v);
 }
 
 static int parse_opt(struct exec_opts *o, int argc, char **argv, int *i)
@@ -323,7 +293,7 @@ static int run(struct exec_opts *o, struct exec_input *in)
                 code = EXIT_SETUP;
         } else {
                 if (o->json)
-                        json_print(exec_result_to_json(&res));
+                        json_print(runner_result_json(&res));
                 else
                         report_human(&res);
                 code = exit_code(&res);

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "core/parse.h"
+#include "runner/result-json.h"
 
 extern char **environ;
 
@@ -229,7 +230,7 @@ int cmd_run(int argc, char **argv)
                 goto out;
         }
         if (o->json)
-                json_print(result_to_json(&res));
+                json_print(sandbox_result_json(&res));
         else
                 report_human(&res, &o->limits);
         code = exit_code(&res);

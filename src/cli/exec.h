@@ -25,7 +25,4 @@ int exec_input_dir(struct exec_input *in, const char *dir, const char **lang);
 int exec_input_stdin(struct exec_input *in, const char *lang);
 void exec_input_release(struct exec_input *in);
 
-/* json.c: the heal exec document (docs/exec.md). */
-json_t *exec_result_to_json(const heal_runner_result *res);
-
 #endif

@@ -58,26 +58,6 @@ static int setup_env(struct job *j)
         return 0;
 }
 
-/* $XDG_CACHE_HOME/heal/llm, else ~/.cache/heal/llm, created; false when neither works. */
-static bool cache_dir(char *out, size_t len)
-{
-        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-        char *p;
-
-        if (xdg && xdg[0] == '/')
-                snprintf(out, len, "%s/heal/llm", xdg);
-        else if (home && home[0] == '/')
-                snprintf(out, len, "%s/.cache/heal/llm", home);
-        else
-                return false;
-        for (p = out + 1; (p = strchr(p, '/')); p++) {
-                *p = '\0';
-                mkdir(out, 0700);
-                *p = '/';
-        }
-        return mkdir(out, 0700) == 0 || errno == EEXIST;
-}
-
 static int setup_model(struct job *j)
 {
         heal_error err = HEAL_ERROR_INIT;
@@ -93,7 +73,7 @@ static int setup_model(struct job *j)
         /* Answers are cached per request, so running heal again on the same failure costs
          * nothing; not for replay (a cassette already) nor exec (a local command). */
         if (r == 0 && !j->f->no_cache && strcmp(j->sel.provider, "replay") &&
-            strcmp(j->sel.provider, "exec") && cache_dir(j->cache, sizeof(j->cache)))
+            strcmp(j->sel.provider, "exec") && llm_cache_dir(j->cache, sizeof(j->cache)))
                 j->sel.config.cache_dir = j->cache;
         if (r == 0)
                 r = heal_llm_client_new(&j->llm, &j->sel.config, &err);

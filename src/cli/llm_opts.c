@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -82,4 +84,24 @@ int llm_opts_select(const struct llm_opts *o, heal_llm_selection *sel, uint64_t 
         if (r == 0 && t)
                 sel->config.timeout_ms = t;
         return r;
+}
+
+/* $XDG_CACHE_HOME/heal/llm, else ~/.cache/heal/llm, created; false when neither works. */
+bool llm_cache_dir(char *out, size_t len)
+{
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        char *p;
+
+        if (xdg && xdg[0] == '/')
+                snprintf(out, len, "%s/heal/llm", xdg);
+        else if (home && home[0] == '/')
+                snprintf(out, len, "%s/.cache/heal/llm", home);
+        else
+                return false;
+        for (p = out + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                mkdir(out, 0700);
+                *p = '/';
+        }
+        return mkdir(out, 0700) == 0 || errno == EEXIST;
 }

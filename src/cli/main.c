@@ -87,7 +87,11 @@ int main(int argc, char **argv)
                 return cmd_fix(argc - 1, argv + 1);
         if (strcmp(cmd, "exec") == 0)
                 return cmd_exec(argc - 1, argv + 1);
-        if (strcmp(cmd, "gen") == 0 || strcmp(cmd, "ask") == 0 || strcmp(cmd, "mcp") == 0) {
+        if (strcmp(cmd, "gen") == 0)
+                return cmd_gen(argc - 1, argv + 1);
+        if (strcmp(cmd, "ask") == 0)
+                return cmd_ask(argc - 1, argv + 1);
+        if (strcmp(cmd, "mcp") == 0) {
                 log_error("'heal %s' is not part of this build yet (README.md, \"What works "
                           "today\"); 'heal run -- CMD' runs a command in the sandbox",
                           cmd);

@@ -47,7 +47,7 @@ static void next_line(struct line *l, const char *text, size_t len, size_t off)
         l->s = text + off;
         l->len = nl ? (size_t)(nl - l->s) : len - off;
         l->next = nl ? (size_t)(nl - text) + 1 : len;
-        if (l->len && l->s[l->len - 1] == '\r')
+        while (l->len && l->s[l->len - 1] == '\r')
                 l->len--;
 }
 
@@ -268,8 +268,37 @@ static int pick(const struct block *b, size_t n, const char *lang)
         return best;
 }
 
+/* A sentence rather than code: a capital letter, at least three words, a full stop, colon or
+ * exclamation at the end, and none of the characters code is made of. */
+static bool is_prose(const char *s, size_t len)
+{
+        size_t words = 1;
+
+        while (len && isspace((unsigned char)s[len - 1]))
+                len--;
+        if (!len || s[0] < 'A' || s[0] > 'Z' || !strchr(".:!?", s[len - 1]))
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                if (strchr("()=[]{}\"'`$#<>;|", s[i]))
+                        return false;
+                words += s[i] == ' ';
+        }
+        return words >= 3;
+}
+
+/* The first line that is not blank. */
+static void first_line(struct line *l, const char *text, size_t len)
+{
+        size_t off = 0;
+
+        do {
+                next_line(l, text, len, off);
+                off = l->next;
+        } while (off < len && is_blank(l->s, l->len));
+}
+
 /* Code without fences: Go and C from the first line that starts a program to the last line
- * that starts with '}', the interpreters' whole answer. */
+ * that starts with '}', the interpreters' whole answer unless it opens with a sentence. */
 static bool bare_code(const char *text, size_t len, const char *lang, const char **ret_start,
                       const char **ret_end)
 {
@@ -282,9 +311,12 @@ static bool bare_code(const char *text, size_t len, const char *lang, const char
         size_t off = 0;
 
         if (!starts) {
+                struct line l;
+
+                first_line(&l, text, len);
                 *ret_start = text;
                 *ret_end = text + len;
-                return !is_blank(text, len);
+                return !is_blank(text, len) && !is_prose(l.s, l.len);
         }
         while (off < len) {
                 struct line l;

@@ -4,6 +4,7 @@
 
 #include <limits.h>
 
+#include "heal/buf.h"
 #include "heal/runner.h"
 
 #define DRIVER_ARGV_MAX 12
@@ -63,5 +64,12 @@ int stage_set_net_env(heal_sandbox *sb, bool share_net, heal_error *err);
  * @tool names the program that could not be found on a setup error. */
 bool verdict_compile(heal_runner_result *res, const char *tool);
 void verdict_run(heal_runner_result *res, const char *tool, uint64_t mem_max_bytes);
+
+/* feedback.c */
+/* The last @max bytes of @s (a whole line when one starts in the first quarter of them). */
+const char *text_tail(const char *s, size_t len, size_t max, size_t *ret_len);
+/* What went wrong with @res, for a model: the verdict in words, then the compiler's output, or
+ * stderr and stdout, each cut to its last @max bytes, and the processes at a timeout. */
+void feedback_describe(heal_buf *b, const heal_runner_result *res, size_t max);
 
 #endif

@@ -6,10 +6,13 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -242,4 +245,85 @@ int test_count_cmdline(const char *needle)
         }
         closedir(d);
         return n;
+}
+
+static void proc_drain(int fd, char **buf, size_t *len, size_t *cap, bool *open)
+{
+        ssize_t n;
+
+        if (*len + 65536 + 1 > *cap && *cap < (64u << 20)) {
+                *cap = *cap ? 2 * *cap : 1 << 17;
+                *buf = realloc(*buf, *cap);
+                cr_assert_not_null(*buf);
+        }
+        n = *len + 1 < *cap ? read(fd, *buf + *len, *cap - 1 - *len) : 0;
+        if (n < 0 && errno == EINTR)
+                return;
+        if (n <= 0)
+                *open = false;
+        else
+                *len += (size_t)n;
+        (*buf)[*len] = '\0';
+}
+
+void test_heal(struct test_proc *p, const char *cwd, const char *const *env, const char *input,
+               const char *const *argv)
+{
+        int in[2], out[2], err[2], st;
+        bool o_open = true, e_open = true;
+        size_t out_cap = 0, err_cap = 0;
+        pid_t pid;
+
+        memset(p, 0, sizeof(*p));
+        cr_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0 &&
+                  pipe2(err, O_CLOEXEC) == 0);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                char *v[128] = { (char *)(uintptr_t) "heal" };
+                size_t n = 1;
+
+                for (size_t i = 0; argv[i] && n < 127; i++)
+                        v[n++] = (char *)(uintptr_t)argv[i];
+                dup2(in[0], 0), dup2(out[1], 1), dup2(err[1], 2);
+                for (size_t i = 0; env && env[i]; i++)
+                        if (strchr(env[i], '='))
+                                putenv((char *)(uintptr_t)env[i]);
+                        else
+                                unsetenv(env[i]);
+                if (cwd && chdir(cwd) < 0)
+                        _exit(126);
+                execv(HEAL_TEST_BIN, v);
+                _exit(127);
+        }
+        close(in[0]), close(out[1]), close(err[1]);
+        signal(SIGPIPE, SIG_IGN); /* heal may exit before reading its stdin */
+        if (input && write(in[1], input, strlen(input)) != (ssize_t)strlen(input))
+                cr_assert_eq(errno, EPIPE, "writing heal's stdin: %s", strerror(errno));
+        close(in[1]);
+        while (o_open || e_open) {
+                struct pollfd pf[2] = { { o_open ? out[0] : -1, POLLIN, 0 },
+                                        { e_open ? err[0] : -1, POLLIN, 0 } };
+
+                if (poll(pf, 2, -1) < 0 && errno == EINTR)
+                        continue;
+                if (pf[0].revents)
+                        proc_drain(out[0], &p->out, &p->out_len, &out_cap, &o_open);
+                if (pf[1].revents)
+                        proc_drain(err[0], &p->err, &p->err_len, &err_cap, &e_open);
+        }
+        close(out[0]), close(err[0]);
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        p->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (!p->out)
+                p->out = calloc(1, 1);
+        if (!p->err)
+                p->err = calloc(1, 1);
+}
+
+void test_proc_release(struct test_proc *p)
+{
+        free(p->out);
+        free(p->err);
+        memset(p, 0, sizeof(*p));
 }

@@ -56,4 +56,17 @@ bool test_output_has(const heal_sandbox_result *res, const char *needle);
 /* Is a usable toolchain present on the host? Fails the test loudly when not. */
 void test_require(const char *tool);
 
+/* What test_heal() saw; out and err are NUL-terminated, owned (test_proc_release()). */
+struct test_proc {
+        int code; /* exit status, 128+N when signal N killed it */
+        char *out, *err;
+        size_t out_len, err_len;
+};
+
+/* Run the heal binary with @argv (NULL-terminated, without "heal") in @cwd (NULL: ours), with
+ * @env ("NAME=value" set, "NAME" unset; or NULL) and @input on its stdin (NULL: none); waits. */
+void test_heal(struct test_proc *p, const char *cwd, const char *const *env, const char *input,
+               const char *const *argv);
+void test_proc_release(struct test_proc *p);
+
 #endif

@@ -126,6 +126,17 @@ Test(extract, a_bare_script_is_the_whole_answer)
         cr_assert_str_eq(code.code, "print(6 * 7)\n");
 }
 
+Test(extract, a_sentence_is_not_a_script)
+{
+        cr_assert_eq(extract("I would write a loop that prints the numbers.\n", "python3"),
+                     -ENOMSG);
+        cr_assert(strstr(err.msg, "no code block"), "%s", err.msg);
+        cr_assert_eq(extract("Sure! Here is how it goes: \n\necho hi\n", "sh"), -ENOMSG);
+        cr_assert_eq(extract("\nImport this module first.\n", "python3"), -ENOMSG);
+        cr_assert_eq(extract("X = 1 + 2\nprint(X)\n", "python3"), 0, "code, not prose");
+        cr_assert_eq(extract("Echo hello world.\n", "sh"), -ENOMSG);
+}
+
 Test(extract, shell_tags_count_for_sh_and_bash)
 {
         cr_assert_eq(extract("```shell\necho hi\n```\n", "sh"), 0);

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef HEAL_RUNNER_TOOL_H
+#define HEAL_RUNNER_TOOL_H
+
+/* The run_code tool's arguments and results, shared by heal ask (a model's tool call) and the
+ * MCP server (a host's tools/call). */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "heal/error.h"
+#include "heal/runner.h"
+
+/* What a caller may ask for at most; a larger timeout_ms or memory_mb is lowered to it. */
+struct run_code_caps {
+        uint64_t max_wall_ms; /* also the default timeout */
+        uint64_t max_mem_bytes;
+        uint64_t max_out_bytes;
+        bool share_net;
+};
+
+/* One call, ready for heal_runner_exec(): its strings point into @held. */
+struct run_code_call {
+        heal_runner_opts ro;
+        heal_runner_file *files;
+        const char **args;
+        json_t *held;
+};
+
+/*
+ * Arguments: language (a driver name or alias), code (the main file's text) or files
+ * ([{name, content}], the first the main one), stdin, args (strings), timeout_ms, memory_mb.
+ * language may be left out when files name it by extension. @run and @compile hold the other
+ * limits of each stage (0 fields: the drivers' defaults).
+ * Return: 0; -EINVAL naming the field that is missing or wrong (a message for whoever called);
+ *         -ENOMEM.
+ */
+int run_code_parse(struct run_code_call *c, json_t *args, const heal_runner_limits *run,
+                   const heal_runner_limits *compile, const struct run_code_caps *caps,
+                   heal_error *err);
+void run_code_release(struct run_code_call *c);
+
+/* The result for a model: status, message, exit_code, signal, stdout, stderr, compile_output
+ * (when the build failed or warned), wall_ms; each output cut to its last @tail_max bytes. */
+json_t *run_code_brief(const heal_runner_result *res, size_t tail_max);
+
+/* JSON text of @v (compact, UTF-8), or NULL when out of memory; consumes @v. */
+char *json_text_take(json_t *v);
+
+#endif
