@@ -106,6 +106,9 @@ typedef struct heal_runner_limits {
  * @run_limits:     limits of the run stage (0 fields: the driver's defaults).
  * @share_net:      both stages use the host's network, and Go may download modules
  *                  (default: loopback only, GOPROXY=off).
+ * @on_stage:       called on the calling thread before each stage starts, with "compile" or
+ *                  "run" (static strings), for progress; may be NULL.
+ * @stage_data:     passed to @on_stage.
  */
 typedef struct heal_runner_opts {
         const char *lang;
@@ -118,6 +121,8 @@ typedef struct heal_runner_opts {
         heal_runner_limits compile_limits;
         heal_runner_limits run_limits;
         bool share_net;
+        void (*on_stage)(void *stage_data, const char *stage);
+        void *stage_data;
 } heal_runner_opts;
 
 #define HEAL_RUNNER_OPTS_INIT \

@@ -35,6 +35,7 @@ int cmd_report(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_ask(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 /* run_opts.c: heal run's sandbox options, for every command that runs one */
 #define MAX_MOUNTS 64

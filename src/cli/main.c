@@ -91,12 +91,8 @@ int main(int argc, char **argv)
                 return cmd_gen(argc - 1, argv + 1);
         if (strcmp(cmd, "ask") == 0)
                 return cmd_ask(argc - 1, argv + 1);
-        if (strcmp(cmd, "mcp") == 0) {
-                log_error("'heal %s' is not part of this build yet (README.md, \"What works "
-                          "today\"); 'heal run -- CMD' runs a command in the sandbox",
-                          cmd);
-                return EXIT_USAGE;
-        }
+        if (strcmp(cmd, "mcp") == 0)
+                return cmd_mcp(argc - 1, argv + 1);
         log_error("unknown command '%s'; see 'heal --help'", cmd);
         return EXIT_USAGE;
 }

@@ -306,6 +306,7 @@ int heal_ask_run(heal_ask_result *ret, const heal_ask_opts *o, heal_error *err)
         if (max_turns > TURNS_MAX)
                 return heal_error_set(err, -EINVAL, "at most %d turns", TURNS_MAX);
         a.caps = (struct run_code_caps){
+                .default_wall_ms = o->max_timeout_ms ? o->max_timeout_ms : TIMEOUT_DEFAULT_MS,
                 .max_wall_ms = o->max_timeout_ms ? o->max_timeout_ms : TIMEOUT_DEFAULT_MS,
                 .share_net = o->share_net,
         };

@@ -216,6 +216,8 @@ static int run_compile(heal_runner *rn, heal_runner_result *res, const struct ru
         if (r < 0)
                 return heal_error_set(err, r, "out of memory");
         io.argv = argv;
+        if (o->on_stage)
+                o->on_stage(o->stage_data, "compile");
         return stage_run(rn->compile_sb, &res->compile, &io, err);
 }
 
@@ -239,6 +241,8 @@ static int run_program(heal_runner *rn, heal_runner_result *res, const struct ru
         if (r < 0)
                 return r;
         io.argv = argv;
+        if (o->on_stage)
+                o->on_stage(o->stage_data, "run");
         r = stage_run(rn->run_sb, &res->run, &io, err);
         if (r >= 0)
                 verdict_run(res, argv[0], lim.mem_max_bytes);

@@ -166,7 +166,8 @@ int run_code_parse(struct run_code_call *c, json_t *args, const heal_runner_limi
         if (r >= 0 && optional_string(&c->ro.stdin_data, &c->ro.stdin_len, args, "stdin", err) < 0)
                 r = -EINVAL;
         if (r >= 0)
-                r = optional_uint(&ms, args, "timeout_ms", caps->max_wall_ms, err);
+                r = optional_uint(&ms, args, "timeout_ms",
+                                  caps->max_wall_ms ? caps->max_wall_ms : UINT64_MAX, err);
         if (r >= 0)
                 r = optional_uint(&mb, args, "memory_mb",
                                   caps->max_mem_bytes ? caps->max_mem_bytes >> 20 : 1ULL << 30,
@@ -175,7 +176,10 @@ int run_code_parse(struct run_code_call *c, json_t *args, const heal_runner_limi
                 run_code_release(c);
                 return r;
         }
-        c->ro.run_limits.wall_ms = ms ? ms : caps->max_wall_ms;
+        if (ms)
+                c->ro.run_limits.wall_ms = ms;
+        else if (caps->default_wall_ms)
+                c->ro.run_limits.wall_ms = caps->default_wall_ms;
         if (mb)
                 c->ro.run_limits.mem_max_bytes = mb << 20;
         if (caps->max_mem_bytes && (!c->ro.run_limits.mem_max_bytes ||

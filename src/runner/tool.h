@@ -14,7 +14,8 @@
 
 /* What a caller may ask for at most; a larger timeout_ms or memory_mb is lowered to it. */
 struct run_code_caps {
-        uint64_t max_wall_ms; /* also the default timeout */
+        uint64_t default_wall_ms; /* without timeout_ms (0: the run limits', else the driver's) */
+        uint64_t max_wall_ms;
         uint64_t max_mem_bytes;
         uint64_t max_out_bytes;
         bool share_net;
