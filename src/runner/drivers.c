@@ -20,6 +20,10 @@
   .wall_ms = 10000, .cpu_ms = 0, .mem_max_bytes = 512ULL << 20, .out_max_bytes = 1ULL << 20, \
  }
 
+/* Go builds with -trimpath: the build cache then serves the same code built in another
+ * directory (every exec has a new one; without it each build compiles the program again),
+ * and stack traces name main/main.go rather than a temporary path. */
+
 /* A module for code that brings none: the language version is the oldest Go heal supports,
  * so that newer toolchains build it too (GOTOOLCHAIN=local keeps them from downloading). */
 static int go_prepare(int dirfd, const heal_runner_opts *o, heal_error *err)
@@ -39,7 +43,7 @@ static const struct runner_driver drivers[] = {
                 .exts = { ".go" },
                 .main_file = "main.go",
                 .src_ext = ".go",
-                .compile = { "go", "build", "-o", "prog", "." },
+                .compile = { "go", "build", "-trimpath", "-o", "prog", "." },
                 .run = { "./prog" },
                 .compile_limits = COMPILE_LIMITS,
                 .run_limits = RUN_LIMITS,
