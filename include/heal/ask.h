@@ -34,7 +34,7 @@ const heal_llm_tool *heal_ask_run_code_tool(void);
  * @name:      the tool the model named (not always run_code).
  * @arguments: the arguments as the model wrote them.
  * @result:    the tool message sent back: a JSON object (status, exit_code, signal, stdout,
- *             stderr, compile_output, message, wall_ms; outputs cut to their last bytes) or,
+ *             stderr, compile_output, message; outputs cut to their last bytes) or,
  *             for a call that could not run, {"error": "..."} saying how to call it.
  * @ran:       the program ran (@status is then the runner's verdict).
  * @status:    the verdict when @ran.

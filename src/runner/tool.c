@@ -247,7 +247,6 @@ json_t *run_code_brief(const heal_runner_result *res, size_t tail_max)
                 if (r->out_truncated || r->err_truncated || r->out_len > tail_max ||
                     r->err_len > tail_max)
                         json_object_set_new(o, "output_cut", json_true());
-                json_object_set_new(o, "wall_ms", json_integer((json_int_t)r->wall_ms));
         }
         return o;
 }

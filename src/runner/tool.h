@@ -43,7 +43,9 @@ int run_code_parse(struct run_code_call *c, json_t *args, const heal_runner_limi
 void run_code_release(struct run_code_call *c);
 
 /* The result for a model: status, message, exit_code, signal, stdout, stderr, compile_output
- * (when the build failed or warned), wall_ms; each output cut to its last @tail_max bytes. */
+ * (when the build failed or warned); each output cut to its last @tail_max bytes. Nothing in
+ * it changes from run to run of the same program (no times), so that a conversation replays
+ * from a cassette or the cache. */
 json_t *run_code_brief(const heal_runner_result *res, size_t tail_max);
 
 /* JSON text of @v (compact, UTF-8), or NULL when out of memory; consumes @v. */
