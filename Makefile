@@ -23,6 +23,7 @@ bench: build
 	build/bench/bench-gobuild --runs 20
 	build/bench/bench-analyze --runs 20
 	build/bench/bench-workspace --runs 20
+	build/bench/bench-exec --runs 20
 	bench/bench-repair
 
 fuzz: deps
