@@ -27,6 +27,15 @@ static const char usage[] =
         "  exec [options] FILE... [-- ARG...]\n"
         "                                  build and run one program (Go, C, Python, sh) in the\n"
         "                                  sandbox; JSON result; see 'heal exec --help'\n"
+        "  gen [options] \"TASK\"            a model writes a program for TASK, heal runs it and\n"
+        "                                  feeds failures back until it works; see\n"
+        "                                  'heal gen --help'\n"
+        "  ask [options] \"QUESTION\"        a conversation in which the model may run code\n"
+        "                                  (a run_code tool) before it answers; see\n"
+        "                                  'heal ask --help'\n"
+        "  mcp [options]                   the sandbox as MCP tools on stdio (run_code,\n"
+        "                                  run_command, heal) for agent hosts; see\n"
+        "                                  'heal mcp --help'\n"
         "  analyze [options] -- CMD        run CMD in the sandbox and explain its failure:\n"
         "                                  diagnostics, fingerprints, tests; see\n"
         "                                  'heal analyze --help'\n"
@@ -42,7 +51,8 @@ static const char usage[] =
         "  --version                       print heal's version\n"
         "\n"
         "docs: README.md, docs/repair.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md,\n"
-        "      docs/exec.md, docs/error-codes.md, docs/llm.md, docs/writeback.md\n";
+        "      docs/exec.md, docs/gen.md, docs/mcp.md, docs/error-codes.md, docs/llm.md,\n"
+        "      docs/writeback.md\n";
 
 /* Started with 0, 1 or 2 closed, heal's own descriptors would take those numbers and the
  * command's output or input would land in them: hold them with /dev/null first. */

@@ -268,3 +268,28 @@ Test(gen, usage_errors)
         cr_assert_eq(run.code, 2, "no model: %s", run.err);
         cr_assert(strstr(run.err, "model"), "%s", run.err);
 }
+
+/* The demo's recorded conversations (examples/cassettes, from the scripted models in
+ * examples/agent) replay: the request heal makes is byte for byte the recorded one. */
+Test(gen, the_demo_cassettes_replay)
+{
+        char cassette[4096], env[4200];
+
+        snprintf(cassette, sizeof(cassette), "%s/../../examples/cassettes/gen-primes.jsonl",
+                 test_data_dir());
+        snprintf(env, sizeof(env), "HEAL_CASSETTE=%s", cassette);
+        test_heal(&run, dir, (const char *const[]){ "HEAL_MODEL=replay:fake", env, NULL }, NULL,
+                  (const char *const[]){ "gen", "print the first 10 prime numbers, one per line",
+                                         NULL });
+        cr_assert_eq(run.code, 0, "stderr: %s", run.err);
+        cr_assert_str_eq(run.out, "2\n3\n5\n7\n11\n13\n17\n19\n23\n29\n");
+        cr_assert(strstr(run.err, "undefined: math"), "the first program failed: %s", run.err);
+        test_proc_release(&run);
+        snprintf(cassette, sizeof(cassette), "%s/../../examples/cassettes/ask-primes.jsonl",
+                 test_data_dir());
+        snprintf(env, sizeof(env), "HEAL_CASSETTE=%s", cassette);
+        test_heal(&run, dir, (const char *const[]){ "HEAL_MODEL=replay:fake", env, NULL }, NULL,
+                  (const char *const[]){ "ask", "what is the sum of the first 100 primes?", NULL });
+        cr_assert_eq(run.code, 0, "stderr: %s", run.err);
+        cr_assert_str_eq(run.out, "The sum of the first 100 primes is 24133.\n");
+}
