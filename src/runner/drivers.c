@@ -43,7 +43,7 @@ static const struct runner_driver drivers[] = {
                 .exts = { ".go" },
                 .main_file = "main.go",
                 .src_ext = ".go",
-                .compile = { "go", "build", "-trimpath", "-o", "prog", "." },
+                .compile = { "go", "build", "-trimpath", "-ldflags=-s -w", "-o", "prog", "." },
                 .run = { "./prog" },
                 .compile_limits = COMPILE_LIMITS,
                 .run_limits = RUN_LIMITS,
