@@ -66,4 +66,8 @@ static inline int safe_close(int fd)
 /* snprintf(3) into a fixed buffer that reports truncation: 0, or -ENAMETOOLONG when cut. */
 int str_printf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A memfd named @name holding @len bytes of @data, at offset 0 (a child's stdin): the fd
+ * (O_CLOEXEC), or -errno from memfd_create(2) or write(2). */
+int memfd_with_data(const char *name, const void *data, size_t len);
+
 #endif

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -91,55 +90,14 @@ int mcp_resolve_dir(char *out, size_t len, const heal_mcp_server *s, json_t *arg
         return 0;
 }
 
-static int parse_argv(const char ***ret, json_t *args, heal_error *err)
-{
-        json_t *a = json_object_get(args, "argv");
-        size_t n = json_array_size(a);
-        const char **v;
-
-        if (!json_is_array(a) || n == 0 || n > COMMAND_ARGV_MAX)
-                return heal_error_set(err, -EINVAL,
-                                      "'argv' must be an array of 1 to %d strings: the command "
-                                      "and its arguments",
-                                      COMMAND_ARGV_MAX);
-        v = calloc(n + 1, sizeof(*v));
-        if (!v)
-                return heal_error_set(err, -ENOMEM, "out of memory");
-        for (size_t i = 0; i < n; i++) {
-                json_t *x = json_array_get(a, i);
-
-                if (!json_is_string(x) || strlen(json_string_value(x)) != json_string_length(x)) {
-                        free(v);
-                        return heal_error_set(err, -EINVAL,
-                                              "argv[%zu] must be a string without NUL", i);
-                }
-                v[i] = json_string_value(x);
-        }
-        *ret = v;
-        return 0;
-}
-
-static int uint_arg(uint64_t *ret, json_t *args, const char *key, heal_error *err)
-{
-        json_t *v = json_object_get(args, key);
-
-        *ret = 0;
-        if (!v || json_is_null(v))
-                return 0;
-        if (!json_is_integer(v) || json_integer_value(v) <= 0)
-                return heal_error_set(err, -EINVAL, "'%s' must be a positive integer", key);
-        *ret = (uint64_t)json_integer_value(v);
-        return 0;
-}
-
 static int limits_for(heal_sandbox_limits *l, const heal_mcp_server *s, json_t *args,
                       heal_error *err)
 {
         uint64_t ms, mb;
-        int r = uint_arg(&ms, args, "timeout_ms", err);
+        int r = tool_arg_uint(&ms, args, "timeout_ms", UINT64_MAX, err);
 
         if (r >= 0)
-                r = uint_arg(&mb, args, "memory_mb", err);
+                r = tool_arg_uint(&mb, args, "memory_mb", UINT64_MAX, err);
         if (r < 0)
                 return r;
         *l = (heal_sandbox_limits)HEAL_SANDBOX_LIMITS_INIT;
@@ -157,7 +115,6 @@ static int limits_for(heal_sandbox_limits *l, const heal_mcp_server *s, json_t *
 static int stdin_fd(int *ret, json_t *args, heal_error *err)
 {
         json_t *v = json_object_get(args, "stdin");
-        size_t len, off = 0;
         int fd;
 
         *ret = -1;
@@ -165,20 +122,9 @@ static int stdin_fd(int *ret, json_t *args, heal_error *err)
                 return 0;
         if (!json_is_string(v))
                 return heal_error_set(err, -EINVAL, "'stdin' must be a string");
-        fd = memfd_create("heal-mcp-stdin", MFD_CLOEXEC);
+        fd = memfd_with_data("heal-mcp-stdin", json_string_value(v), json_string_length(v));
         if (fd < 0)
-                return heal_error_set(err, -errno, "stdin: %s", strerror(errno));
-        len = json_string_length(v);
-        while (off < len) {
-                ssize_t n = write(fd, json_string_value(v) + off, len - off);
-
-                if (n <= 0 && errno != EINTR) {
-                        close(fd);
-                        return heal_error_set(err, -EIO, "stdin: %s", strerror(errno));
-                }
-                off += n > 0 ? (size_t)n : 0;
-        }
-        lseek(fd, 0, SEEK_SET);
+                return heal_error_set(err, fd, "stdin: %s", strerror(-fd));
         *ret = fd;
         return 0;
 }
@@ -213,7 +159,7 @@ int mcp_run_command(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_e
         _cleanup_free_ const char **argv = NULL;
         _cleanup_close_ int in = -1;
         char dir[PATH_MAX];
-        int r = parse_argv(&argv, c->arguments, err);
+        int r = tool_arg_strings(&argv, NULL, c->arguments, "argv", 1, COMMAND_ARGV_MAX, err);
 
         if (r >= 0)
                 r = mcp_resolve_dir(dir, sizeof(dir), c->srv, c->arguments, err);

@@ -24,6 +24,7 @@
 #include "core/json.h"
 #include "core/util.h"
 #include "mcp/mcp-internal.h"
+#include "runner/tool.h"
 
 #define REPORT_MAX    (8u << 20) /* heal's JSON report */
 #define LOG_KEEP      (8u << 10) /* the end of its stderr in the result */
@@ -39,24 +40,16 @@ struct heal_args {
         char dir[PATH_MAX];
 };
 
-static int command_argv(struct heal_args *h, size_t *n, json_t *cmd, heal_error *err)
+static int command_argv(struct heal_args *h, size_t *n, json_t *args, heal_error *err)
 {
-        size_t len = json_array_size(cmd);
+        _cleanup_free_ const char **cmd = NULL;
+        size_t len;
+        int r = tool_arg_strings(&cmd, &len, args, "command", 1, ARGV_MAX, err);
 
-        if (!json_is_array(cmd) || len == 0 || len > ARGV_MAX)
-                return heal_error_set(err, -EINVAL,
-                                      "'command' must be an array of 1 to %d strings, e.g. "
-                                      "[\"go\", \"test\", \"./...\"]",
-                                      ARGV_MAX);
-        for (size_t i = 0; i < len; i++) {
-                json_t *x = json_array_get(cmd, i);
-
-                if (!json_is_string(x) || strlen(json_string_value(x)) != json_string_length(x))
-                        return heal_error_set(err, -EINVAL,
-                                              "command[%zu] must be a string without NUL", i);
-                h->argv[(*n)++] = json_string_value(x);
-        }
-        h->argv[*n] = NULL;
+        if (r < 0)
+                return r;
+        memcpy(h->argv + *n, cmd, (len + 1) * sizeof(*cmd));
+        *n += len;
         return 0;
 }
 
@@ -112,7 +105,7 @@ static int build_args(struct heal_args *h, const heal_mcp_server *s, json_t *arg
                 h->argv[n++] = "--search-time", h->argv[n++] = h->search;
         }
         h->argv[n++] = "--";
-        return command_argv(h, &n, json_object_get(args, "command"), err);
+        return command_argv(h, &n, args, err);
 }
 
 static int spawn(pid_t *ret, int *out, int *errfd, const struct heal_args *h, heal_error *err)

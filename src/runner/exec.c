@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -173,29 +172,14 @@ static int check_opts(const struct runner_driver **ret, const heal_runner *rn,
 static int stdin_for(int *ret_fd, int *ret_owned, const heal_runner_opts *o, heal_error *err)
 {
         int fd;
-        size_t off = 0;
 
         *ret_owned = -1;
         *ret_fd = o->stdin_fd;
         if (!o->stdin_data)
                 return 0;
-        fd = memfd_create("heal-exec-stdin", MFD_CLOEXEC);
+        fd = memfd_with_data("heal-exec-stdin", o->stdin_data, o->stdin_len);
         if (fd < 0)
-                return heal_error_set(err, -errno, "stdin: memfd_create: %s", strerror(errno));
-        while (off < o->stdin_len) {
-                ssize_t n = write(fd, o->stdin_data + off, o->stdin_len - off);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        int r = -errno;
-
-                        close(fd);
-                        return heal_error_set(err, r, "stdin: %s", strerror(-r));
-                }
-                off += (size_t)n;
-        }
-        lseek(fd, 0, SEEK_SET);
+                return heal_error_set(err, fd, "stdin: %s", strerror(-fd));
         *ret_fd = *ret_owned = fd;
         return 0;
 }

@@ -42,9 +42,7 @@ static int optional_string(const char **ret, size_t *ret_len, json_t *args, cons
         return 1;
 }
 
-/* A positive integer field, or 0 when absent. */
-static int optional_uint(uint64_t *ret, json_t *args, const char *key, uint64_t max,
-                         heal_error *err)
+int tool_arg_uint(uint64_t *ret, json_t *args, const char *key, uint64_t max, heal_error *err)
 {
         json_t *v = json_object_get(args, key);
 
@@ -87,29 +85,38 @@ static int parse_files(struct run_code_call *c, json_t *files, heal_error *err)
         return 0;
 }
 
-static int parse_args(struct run_code_call *c, json_t *args, heal_error *err)
+int tool_arg_strings(const char ***ret, size_t *ret_n, json_t *args, const char *key, size_t min,
+                     size_t max, heal_error *err)
 {
-        json_t *a = json_object_get(args, "args");
+        json_t *a = json_object_get(args, key);
         size_t n = json_array_size(a);
+        const char **v;
 
-        if (!a || json_is_null(a))
+        *ret = NULL;
+        if (ret_n)
+                *ret_n = 0;
+        if ((!a || json_is_null(a)) && min == 0)
                 return 0;
-        if (!json_is_array(a) || n > ARGS_MAX)
-                return heal_error_set(err, -EINVAL, "'args' must be an array of at most %d strings",
-                                      ARGS_MAX);
-        c->args = calloc(n + 1, sizeof(*c->args));
-        if (!c->args)
+        if (!json_is_array(a) || n < min || n > max)
+                return heal_error_set(err, -EINVAL, "'%s' must be an array of %zu to %zu strings",
+                                      key, min, max);
+        v = calloc(n + 1, sizeof(*v));
+        if (!v)
                 return heal_error_set(err, -ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
                 json_t *s = json_array_get(a, i);
 
                 /* a NUL cannot be in an argument of execve(2) */
-                if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s))
-                        return heal_error_set(err, -EINVAL,
-                                              "args[%zu] must be a string without NUL", i);
-                c->args[i] = json_string_value(s);
+                if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s)) {
+                        free(v);
+                        return heal_error_set(err, -EINVAL, "%s[%zu] must be a string without NUL",
+                                              key, i);
+                }
+                v[i] = json_string_value(s);
         }
-        c->ro.args = c->args;
+        *ret = v;
+        if (ret_n)
+                *ret_n = n;
         return 0;
 }
 
@@ -162,14 +169,15 @@ int run_code_parse(struct run_code_call *c, json_t *args, const heal_runner_limi
         c->ro.share_net = caps->share_net;
         r = parse_program(c, args, err);
         if (r >= 0)
-                r = parse_args(c, args, err);
+                r = tool_arg_strings(&c->args, NULL, args, "args", 0, ARGS_MAX, err);
+        c->ro.args = c->args;
         if (r >= 0 && optional_string(&c->ro.stdin_data, &c->ro.stdin_len, args, "stdin", err) < 0)
                 r = -EINVAL;
         if (r >= 0)
-                r = optional_uint(&ms, args, "timeout_ms",
+                r = tool_arg_uint(&ms, args, "timeout_ms",
                                   caps->max_wall_ms ? caps->max_wall_ms : UINT64_MAX, err);
         if (r >= 0)
-                r = optional_uint(&mb, args, "memory_mb",
+                r = tool_arg_uint(&mb, args, "memory_mb",
                                   caps->max_mem_bytes ? caps->max_mem_bytes >> 20 : 1ULL << 30,
                                   err);
         if (r < 0) {

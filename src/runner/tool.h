@@ -48,6 +48,14 @@ void run_code_release(struct run_code_call *c);
  * from a cassette or the cache. */
 json_t *run_code_brief(const heal_runner_result *res, size_t tail_max);
 
+/* @key of @args: an array of @min to @max strings without NUL, as a NULL-terminated array of
+ * the strings (borrowed from @args; the array is the caller's, free(3)), and its length;
+ * NULL when absent and @min is 0. -EINVAL naming @key; -ENOMEM. */
+int tool_arg_strings(const char ***ret, size_t *ret_n, json_t *args, const char *key, size_t min,
+                     size_t max, heal_error *err);
+/* @key of @args: a positive integer, at most @max, into *@ret; 0 when absent. -EINVAL. */
+int tool_arg_uint(uint64_t *ret, json_t *args, const char *key, uint64_t max, heal_error *err);
+
 /* JSON text of @v (compact, UTF-8), or NULL when out of memory; consumes @v. */
 char *json_text_take(json_t *v);
 
