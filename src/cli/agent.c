@@ -53,8 +53,10 @@ static int valued(struct agent_opts *o, const char *name, const char *v)
 {
         int r;
 
-        if (!strcmp(name, "--max-requests"))
+        if (!strcmp(name, "--max-requests")) {
+                o->max_requests_set = true;
                 return count_value(o, name, v, &o->max_requests);
+        }
         if (!strcmp(name, "--max-cost")) {
                 char *end;
                 double d = strtod(v, &end);

@@ -34,6 +34,7 @@ struct agent_opts {
         const char *cmd; /* "heal gen", for messages */
         struct llm_opts llm;
         unsigned max_requests;
+        bool max_requests_set; /* --max-requests given: no command raises it */
         double max_cost;
         bool no_cache, json, quiet, verbose, share_net;
         const char *stdin_path;

@@ -301,6 +301,8 @@ int cmd_gen(int argc, char **argv)
 
         if (parse(&g, argc, argv) < 0)
                 return EXIT_USAGE;
+        if (!g.a.max_requests_set) /* every attempt may be asked for */
+                g.a.max_requests = MAX(g.a.max_requests, 1 + (g.retries ? g.retries : 3));
         code = agent_open(&a, &g.a);
         if (code) {
                 agent_close(&a);
