@@ -112,8 +112,10 @@ void heal_mcp_server_stop(heal_mcp_server *s)
         uint64_t one = 1;
         ssize_t w;
 
-        if (s && s->stop_fd >= 0)
-                w = write(s->stop_fd, &one, sizeof(one)), (void)w;
+        if (!s || s->stop_fd < 0)
+                return;
+        w = write(s->stop_fd, &one, sizeof(one));
+        (void)w;
 }
 
 int mcp_send(heal_mcp_server *s, json_t *msg)
