@@ -89,10 +89,13 @@ static json_t *tool_result(const heal_mcp_server *s, json_t *structured, bool is
                            const char *message)
 {
         char *text = structured ? json_dumps(structured, JSON_COMPACT) : NULL;
-        json_t *res =
-                json_pack("{s:[{s:s,s:o}],s:b}", "content", "type", "text", "text",
-                          text ? json_string(text) : json_string_bytes(message, strlen(message)),
-                          "isError", is_error);
+        json_t *res;
+
+        if (!message)
+                message = "";
+        res = json_pack("{s:[{s:s,s:o}],s:b}", "content", "type", "text", "text",
+                        text ? json_string(text) : json_string_bytes(message, strlen(message)),
+                        "isError", is_error);
 
         free(text);
         if (res && structured && s->structured)
