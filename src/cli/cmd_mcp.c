@@ -98,6 +98,23 @@ static int valued(struct mcp_cli *m, const char *name, const char *v)
         return r ? -1 : 0;
 }
 
+static bool is_valued(const char *name)
+{
+        static const char *const names[] = {
+                "--root",           "--max-calls",
+                "--max-timeout",    "--output-limit",
+                "--timeout",        "--memory",
+                "--cpu-time",       "--compile-timeout",
+                "--compile-memory", "--compile-output-limit",
+                "--output-limit",
+        };
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (!strcmp(name, names[i]))
+                        return true;
+        return false;
+}
+
 static int parse(struct mcp_cli *m, int argc, char **argv)
 {
         for (int i = 1; i < argc; i++) {
@@ -119,6 +136,8 @@ static int parse(struct mcp_cli *m, int argc, char **argv)
                 if (a[0] != '-')
                         return mcp_error("unexpected argument '%s'; see 'heal mcp --help'", a), -1;
                 snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+                if (!is_valued(name))
+                        return mcp_error("unknown option '%s'; see 'heal mcp --help'", name), -1;
                 if (!eq && i + 1 >= argc)
                         return mcp_error("%s needs a value", name), -1;
                 if (valued(m, name, eq ? eq + 1 : argv[++i]) < 0)

@@ -109,8 +109,17 @@ static void finish(struct mcp_call *c, json_t *structured, bool is_error, const 
         heal_mcp_server *s = c->srv;
         uint64_t ms = mcp_now_ms() - c->start_ms;
         char *id = json_dumps(c->id, JSON_ENCODE_ANY);
+        const char *st = json_string_value(json_object_get(structured, "status"));
+        const char *verdict = json_string_value(json_object_get(structured, "verdict"));
+        char outcome[64];
         bool canceled, quiet = s->o.quiet;
 
+        /* what the log says: the document's own status (compile_error, timeout, fixed...) */
+        snprintf(outcome, sizeof(outcome), "%s%s%.40s", is_error ? "error" : "ok",
+                 st || verdict ? " " : "",
+                 st        ? st
+                 : verdict ? verdict
+                           : "");
         pthread_mutex_lock(&s->lock);
         c->done = true;
         canceled = c->canceled;
@@ -121,11 +130,8 @@ static void finish(struct mcp_call *c, json_t *structured, bool is_error, const 
                 json_decref(structured);
         if (!quiet || (message && *message))
                 mcp_log(s, "%s (id %s): %s%s%s, %llu ms", c->tool->name, id ? id : "?",
-                        canceled   ? "canceled"
-                        : is_error ? "error"
-                                   : "ok",
-                        message && *message ? ": " : "", message ? message : "",
-                        (unsigned long long)ms);
+                        canceled ? "canceled" : outcome, message && *message ? ": " : "",
+                        message ? message : "", (unsigned long long)ms);
         free(id);
         pthread_mutex_lock(&s->lock);
         unlink_call(s, c);
@@ -262,11 +268,12 @@ static void send_progress(heal_mcp_server *s, uint64_t now)
                     now - c->last_progress_ms < PROGRESS_EVERY_MS)
                         continue;
                 c->last_progress_ms = now;
-                /* progress: seconds since the call came, which only grows */
+                /* progress: whole seconds since the call came; notifications are at least a
+                 * second apart, so it grows with each */
                 mcp_send(s, jsonrpc_notification("notifications/progress",
-                                                 json_pack("{s:O,s:f,s:s}", "progressToken",
+                                                 json_pack("{s:O,s:I,s:s}", "progressToken",
                                                            c->progress_token, "progress",
-                                                           (double)(now - c->start_ms) / 1000,
+                                                           (json_int_t)((now - c->start_ms) / 1000),
                                                            "message", c->stage)));
         }
 }

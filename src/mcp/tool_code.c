@@ -154,13 +154,17 @@ static int sandbox_for(heal_sandbox **ret, const heal_mcp_server *s, json_t *arg
 
 int mcp_run_command(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_error *err)
 {
+        static const char *const keys[] = { "argv",       "directory", "stdin",
+                                            "timeout_ms", "memory_mb", NULL };
         heal_sandbox *sb = NULL;
         heal_sandbox_result res = { 0 };
         _cleanup_free_ const char **argv = NULL;
         _cleanup_close_ int in = -1;
         char dir[PATH_MAX];
-        int r = tool_arg_strings(&argv, NULL, c->arguments, "argv", 1, COMMAND_ARGV_MAX, err);
+        int r = tool_args_known(c->arguments, keys, err);
 
+        if (r >= 0)
+                r = tool_arg_strings(&argv, NULL, c->arguments, "argv", 1, COMMAND_ARGV_MAX, err);
         if (r >= 0)
                 r = mcp_resolve_dir(dir, sizeof(dir), c->srv, c->arguments, err);
         if (r >= 0)

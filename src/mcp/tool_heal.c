@@ -70,11 +70,17 @@ static int positive(json_t *args, const char *key, double *ret, bool integer, he
 /* "heal fix --json [--dry-run] [limits] -- COMMAND..." from the call's arguments. */
 static int build_args(struct heal_args *h, const heal_mcp_server *s, json_t *args, heal_error *err)
 {
+        static const char *const keys[] = { "command",        "directory",
+                                            "write",          "max_requests",
+                                            "max_cost_usd",   "timeout_ms",
+                                            "search_time_ms", NULL };
         json_t *write = json_object_get(args, "write");
         double req, cost, timeout, search;
         size_t n = 0;
         int r;
 
+        if ((r = tool_args_known(args, keys, err)) < 0)
+                return r;
         if (write && !json_is_boolean(write) && !json_is_null(write))
                 return heal_error_set(err, -EINVAL, "'write' must be true or false");
         if ((r = positive(args, "max_requests", &req, true, err)) < 0 ||

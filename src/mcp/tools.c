@@ -68,6 +68,13 @@ static json_t *langs_enum(void)
                          "extension)");
 }
 
+/* An input schema: no property but those listed (heal refuses others by name too). */
+static json_t *closed(json_t *o)
+{
+        json_object_set_new(o, "additionalProperties", json_false());
+        return o;
+}
+
 static json_t *run_code_input(void)
 {
         json_t *file = object(json_pack("{s:o,s:o}", "name",
@@ -75,7 +82,7 @@ static json_t *run_code_input(void)
                                         "content", type("string", NULL)),
                               (const char *const[]){ "name", "content", NULL });
 
-        return object(
+        return closed(object(
                 json_pack("{s:o,s:o,s:{s:s,s:i,s:i,s:o,s:s},s:o,s:o,s:o,s:o}", "language",
                           langs_enum(), "code",
                           type("string", "the whole program: Go package main with func main, C "
@@ -86,7 +93,7 @@ static json_t *run_code_input(void)
                           strings("the program's arguments"), "timeout_ms",
                           count("wall-time limit of the run, ms (default 10000)"), "memory_mb",
                           count("memory limit of the run, MiB (default 512)")),
-                NULL);
+                NULL));
 }
 
 static json_t *run_command_input(void)
@@ -95,13 +102,13 @@ static json_t *run_command_input(void)
                                "[\"sh\", \"-c\", \"...\"] for one)");
 
         json_object_set_new(argv, "minItems", json_integer(1));
-        return object(json_pack("{s:o,s:o,s:o,s:o,s:o}", "argv", argv, "directory",
-                                type("string", "where to run it, relative to the server's "
-                                               "directory (default: that directory)"),
-                                "stdin", type("string", "the command's standard input"),
-                                "timeout_ms", count("wall-time limit, ms (default 60000)"),
-                                "memory_mb", count("memory limit, MiB (default 512)")),
-                      (const char *const[]){ "argv", NULL });
+        return closed(object(json_pack("{s:o,s:o,s:o,s:o,s:o}", "argv", argv, "directory",
+                                       type("string", "where to run it, relative to the server's "
+                                                      "directory (default: that directory)"),
+                                       "stdin", type("string", "the command's standard input"),
+                                       "timeout_ms", count("wall-time limit, ms (default 60000)"),
+                                       "memory_mb", count("memory limit, MiB (default 512)")),
+                             (const char *const[]){ "argv", NULL }));
 }
 
 static json_t *heal_input(void)
@@ -110,20 +117,20 @@ static json_t *heal_input(void)
                               "\"./...\"]; run without a shell");
 
         json_object_set_new(cmd, "minItems", json_integer(1));
-        return object(json_pack("{s:o,s:o,s:{s:s,s:b,s:s},s:o,s:{s:s,s:f,s:s},s:o,s:o}", "command",
-                                cmd, "directory",
-                                type("string", "the project, relative to the server's directory "
-                                               "(default: that directory)"),
-                                "write", "type", "boolean", "default", 0, "description",
-                                "write the verified fix into the project (undo with 'heal undo'); "
-                                "default: only return it",
-                                "max_requests", count("model requests at most (default 16)"),
-                                "max_cost_usd", "type", "number", "exclusiveMinimum", 0.0,
-                                "description", "money at most, US dollars (default 1.00)",
-                                "timeout_ms", count("limit of each run of the command, ms"),
-                                "search_time_ms",
-                                count("the search's wall time, ms (default 600000)")),
-                      (const char *const[]){ "command", NULL });
+        return closed(object(
+                json_pack("{s:o,s:o,s:{s:s,s:b,s:s},s:o,s:{s:s,s:f,s:s},s:o,s:o}", "command", cmd,
+                          "directory",
+                          type("string", "the project, relative to the server's directory "
+                                         "(default: that directory)"),
+                          "write", "type", "boolean", "default", 0, "description",
+                          "write the verified fix into the project (undo with 'heal undo'); "
+                          "default: only return it",
+                          "max_requests", count("model requests at most (default 16)"),
+                          "max_cost_usd", "type", "number", "exclusiveMinimum", 0.0, "description",
+                          "money at most, US dollars (default 1.00)", "timeout_ms",
+                          count("limit of each run of the command, ms"), "search_time_ms",
+                          count("the search's wall time, ms (default 600000)")),
+                (const char *const[]){ "command", NULL }));
 }
 
 static const struct mcp_tool tools[] = {

@@ -19,6 +19,10 @@
 #define FILES_MAX 100
 #define ARGS_MAX  256
 
+static const char *const run_code_keys[] = {
+        "language", "code", "files", "stdin", "args", "timeout_ms", "memory_mb", NULL,
+};
+
 char *json_text_take(json_t *v)
 {
         char *s = v ? json_dumps(v, JSON_COMPACT) : NULL;
@@ -40,6 +44,28 @@ static int optional_string(const char **ret, size_t *ret_len, json_t *args, cons
         if (ret_len)
                 *ret_len = json_string_length(v);
         return 1;
+}
+
+int tool_args_known(json_t *args, const char *const *known, heal_error *err)
+{
+        const char *key;
+        json_t *v;
+
+        json_object_foreach(args, key, v) {
+                char list[256] = "";
+                size_t i, o = 0;
+
+                for (i = 0; known[i] && strcmp(known[i], key); i++)
+                        ;
+                if (known[i])
+                        continue;
+                for (i = 0; known[i] && o < sizeof(list); i++)
+                        o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+                                              known[i]);
+                return heal_error_set(err, -EINVAL, "unknown argument '%.100s' (the arguments: %s)",
+                                      key, list);
+        }
+        return 0;
 }
 
 int tool_arg_uint(uint64_t *ret, json_t *args, const char *key, uint64_t max, heal_error *err)
@@ -163,6 +189,9 @@ int run_code_parse(struct run_code_call *c, json_t *args, const heal_runner_limi
         *c = (struct run_code_call){ .ro = HEAL_RUNNER_OPTS_INIT };
         if (!json_is_object(args))
                 return heal_error_set(err, -EINVAL, "the arguments must be a JSON object");
+        r = tool_args_known(args, run_code_keys, err);
+        if (r < 0)
+                return r;
         c->held = json_incref(args);
         c->ro.run_limits = *run;
         c->ro.compile_limits = *compile;

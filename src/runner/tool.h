@@ -53,6 +53,9 @@ json_t *run_code_brief(const heal_runner_result *res, size_t tail_max);
  * NULL when absent and @min is 0. -EINVAL naming @key; -ENOMEM. */
 int tool_arg_strings(const char ***ret, size_t *ret_n, json_t *args, const char *key, size_t min,
                      size_t max, heal_error *err);
+/* Every key of @args is one of @known (NULL-terminated): 0; else -EINVAL naming the first one
+ * that is not and listing @known (a misspelt limit must not be ignored silently). */
+int tool_args_known(json_t *args, const char *const *known, heal_error *err);
 /* @key of @args: a positive integer, at most @max, into *@ret; 0 when absent. -EINVAL. */
 int tool_arg_uint(uint64_t *ret, json_t *args, const char *key, uint64_t max, heal_error *err);
 

@@ -312,6 +312,53 @@ Test(mcp, the_end_of_input_cancels_a_running_call_and_exits)
         cr_assert_eq(test_count_cmdline("sleep 876543"), 0, "no process left");
 }
 
+Test(mcp, an_unknown_argument_is_a_tool_error_naming_it)
+{
+        /* a misspelt limit must not be ignored: the call would run without it */
+        send_line("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"run_code\",\"arguments\":{\"language\":\"sh\",\"code\":\"sleep 5\","
+                  "\"timeout\":500}}}");
+        next(5000);
+        {
+                json_t *res = json_object_get(msg, "result");
+                const char *text = json_string_value(json_object_get(
+                        json_array_get(json_object_get(res, "content"), 0), "text"));
+
+                cr_assert(json_is_true(json_object_get(res, "isError")), "%s", json_dumps(msg, 0));
+                cr_assert(text && strstr(text, "unknown argument 'timeout'") &&
+                                  strstr(text, "timeout_ms"),
+                          "%s", text);
+        }
+        send_line("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"run_command\",\"arguments\":{\"argv\":[\"true\"],\"cwd\":\"/\"}}}");
+        next(5000);
+        cr_assert(strstr(json_dumps(msg, 0), "unknown argument 'cwd'"), "%s", json_dumps(msg, 0));
+}
+
+Test(mcp, usage_errors)
+{
+        static const char *const cases[][3] = {
+                { "mcp", "--bogus", NULL },
+                { "mcp", "-x", NULL },
+                { "mcp", "--max-calls", "0" },
+                { "mcp", "--root", NULL },
+                { "mcp", "--root", "/nonexistent/dir" },
+                { "mcp", "stray", NULL },
+        };
+        struct test_proc p;
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const char *argv[4] = { cases[i][0], cases[i][1], cases[i][2], NULL };
+
+                test_heal(&p, dir, NULL, NULL, argv);
+                cr_assert_eq(p.code, 2, "case %zu: %s", i, p.err);
+                cr_assert(strstr(p.err, "heal mcp: "), "case %zu: %s", i, p.err);
+                cr_assert(i > 1 || strstr(p.err, "unknown option"), "case %zu: %s", i, p.err);
+                cr_assert_eq(p.out_len, 0, "nothing on stdout");
+                test_proc_release(&p);
+        }
+}
+
 Test(mcp, sigterm_ends_the_server)
 {
         expect_pong(1);

@@ -71,6 +71,7 @@ test("tools/list: three tools with input and output schemas", async () => {
   for (const t of tools) {
     assert(t.inputSchema?.type === "object", `${t.name} inputSchema`);
     assert(t.outputSchema?.type === "object", `${t.name} outputSchema`);
+    assert(t.inputSchema.additionalProperties === false, `${t.name}: no other arguments`);
     assert(t.annotations && typeof t.annotations.readOnlyHint === "boolean", `${t.name} hints`);
   }
 });
