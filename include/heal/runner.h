@@ -248,6 +248,16 @@ const char *heal_runner_lang_main_file(const char *name);
 bool heal_runner_lang_is_compiled(const char *name);
 
 /**
+ * heal_runner_lang_limits() - A driver's default limits (what 0 fields stand for).
+ * @name:        a driver name or alias.
+ * @ret_compile: optional; the compile stage's (all 0 for an interpreter).
+ * @ret_run:     optional; the run stage's.
+ * Return: 0; -EINVAL when no driver has that name.
+ */
+int heal_runner_lang_limits(const char *name, heal_runner_limits *ret_compile,
+                            heal_runner_limits *ret_run);
+
+/**
  * heal_runner_langs() - Canonical names of every driver, for help texts and error messages.
  * Return: a static ", "-separated list ("go, c, python3, sh, bash").
  */

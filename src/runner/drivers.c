@@ -6,6 +6,7 @@
  * a program that imports net/http takes ~20 s here), run stages 10 s and 512 MiB, both 1 MiB of
  * output (MCP clients cap a message at 10 MiB; Piston keeps 1 KiB per stream by default).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -137,6 +138,20 @@ bool heal_runner_lang_is_compiled(const char *name)
         const struct runner_driver *d = driver_find(name);
 
         return d && d->compile[0];
+}
+
+int heal_runner_lang_limits(const char *name, heal_runner_limits *ret_compile,
+                            heal_runner_limits *ret_run)
+{
+        const struct runner_driver *d = driver_find(name);
+
+        if (!d)
+                return -EINVAL;
+        if (ret_compile)
+                *ret_compile = d->compile_limits;
+        if (ret_run)
+                *ret_run = d->run_limits;
+        return 0;
 }
 
 const char *heal_runner_langs(void)

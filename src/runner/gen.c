@@ -73,8 +73,14 @@ struct gen {
 
 static char *system_prompt(const struct gen *g)
 {
-        const heal_runner_limits *l = &g->o->run.run_limits;
+        heal_runner_limits def = { 0 }, lim = g->o->run.run_limits, *l = &lim;
         heal_buf b = HEAL_BUF_INIT(8192);
+
+        heal_runner_lang_limits(g->w->name, NULL, &def); /* what the run gets: given or default */
+        if (!lim.wall_ms)
+                lim.wall_ms = def.wall_ms;
+        if (!lim.mem_max_bytes)
+                lim.mem_max_bytes = def.mem_max_bytes;
 
         heal_buf_printf(&b,
                         "You write programs that run in a sandbox. Write one complete, "

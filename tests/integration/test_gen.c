@@ -113,6 +113,10 @@ Test(gen, a_program_that_does_not_compile_then_the_fixed_one)
                          "system");
         cr_assert(strstr(json_string_value(json_object_get(json_array_get(msgs, 0), "content")),
                          "```go"));
+        /* the limits it will run under, the drivers' defaults when none were given */
+        cr_assert(strstr(json_string_value(json_object_get(json_array_get(msgs, 0), "content")),
+                         "for at most 10.0 s, with 512 MiB of memory"),
+                  "%s", json_string_value(json_object_get(json_array_get(msgs, 0), "content")));
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(msgs, 1), "content")),
                          "print three lines");
         cr_assert(strstr(json_string_value(json_object_get(json_array_get(msgs, 2), "content")),
