@@ -1,7 +1,7 @@
 # Entry points (README.md): "make demo" and "make test" do all setup on a fresh Debian 12 machine.
 SRCS := $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/data/' || find src include tests fuzz bench -name '*.[ch]' -not -path 'tests/data/*')
 
-.PHONY: all deps build demo test bench fuzz format format-check clean
+.PHONY: all deps build install demo test bench fuzz format format-check clean
 
 all: build
 
@@ -11,6 +11,9 @@ deps:
 build: deps
 	@[ -f build/build.ninja ] || meson setup build
 	ninja -C build
+
+install: build
+	meson install -C build
 
 demo: build
 	scripts/demo

@@ -18,6 +18,7 @@
 
 static heal_runner *volatile running;
 static volatile sig_atomic_t waiting;
+static char interrupted_msg[96]; /* made before the handler is installed: write(2) only */
 
 static uint64_t now_ms(void)
 {
@@ -105,8 +106,7 @@ static void on_signal(int sig)
         (void)sig;
         heal_runner_cancel(running);
         if (waiting) {
-                static const char msg[] = "\nheal: interrupted while waiting for the model\n";
-                ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+                ssize_t w = write(STDERR_FILENO, interrupted_msg, strlen(interrupted_msg));
 
                 (void)w;
                 _exit(EXIT_CANCELED);
@@ -190,6 +190,8 @@ int agent_open(struct agent *a, const struct agent_opts *o)
                 return EXIT_SETUP;
         }
         running = a->runner;
+        snprintf(interrupted_msg, sizeof(interrupted_msg),
+                 "\n%s: interrupted while waiting for the model\n", o->cmd);
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);

@@ -208,13 +208,18 @@ static void report(const struct ask_cli *q, const struct agent *a, const heal_as
                 fflush(stdout);
         }
         heal_llm_tally_format(&res->tally, tally, sizeof(tally));
-        if (res->verdict != HEAL_ASK_ANSWERED)
-                fprintf(stderr, "heal ask: %s: %s (%s)\n", heal_ask_verdict_name(res->verdict),
-                        res->message, tally);
+        if (res->verdict == HEAL_ASK_BUDGET)
+                fprintf(stderr, "heal ask: %s (raise --max-requests or --max-cost)\n",
+                        res->message);
+        else if (res->verdict == HEAL_ASK_CANCELED)
+                fprintf(stderr, "heal ask: interrupted\n");
+        else if (res->verdict != HEAL_ASK_ANSWERED)
+                fprintf(stderr, "heal ask: %s\n", res->message);
         else if (!q->a.quiet)
-                fprintf(stderr, "heal ask: answered in %u turn%s, %zu tool call%s (%s)\n",
-                        res->turns, res->turns == 1 ? "" : "s", res->n_calls,
-                        res->n_calls == 1 ? "" : "s", tally);
+                fprintf(stderr, "heal ask: answered in %u turn%s, %zu tool call%s\n", res->turns,
+                        res->turns == 1 ? "" : "s", res->n_calls, res->n_calls == 1 ? "" : "s");
+        if (res->verdict != HEAL_ASK_ANSWERED || !q->a.quiet)
+                fprintf(stderr, "heal ask: model %s: %s\n", a->model, tally);
 }
 
 int cmd_ask(int argc, char **argv)

@@ -88,9 +88,11 @@ static int parse(struct gen_cli *g, int argc, char **argv)
                         g->show_code = true;
                         continue;
                 }
-                if ((!strcmp(s, "--lang") || !strcmp(s, "--keep") || !strcmp(s, "--retries")) &&
-                    i + 1 < argc) {
-                        const char *v = argv[++i];
+                if (!strcmp(s, "--lang") || !strcmp(s, "--keep") || !strcmp(s, "--retries")) {
+                        const char *v = i + 1 < argc ? argv[++i] : NULL;
+
+                        if (!v)
+                                return fprintf(stderr, "heal gen: %s needs a value\n", s), -1;
 
                         if (s[2] == 'l' && !(g->lang = heal_runner_lang_canonical(v)))
                                 return fprintf(stderr, "heal gen: --lang '%s': heal runs %s\n", v,
@@ -136,22 +138,46 @@ struct view {
         unsigned max;
 };
 
+#define SHOWN_LINES 12
+
+/* The first (@head) or last @n whole lines of @s. */
+static void put_lines(const char *s, size_t len, size_t n, bool head)
+{
+        size_t start = 0, end = len, k = 0;
+
+        if (!s || !len)
+                return;
+        if (head) {
+                for (end = 0; end < len && k < n; end++)
+                        k += s[end] == '\n';
+        } else {
+                for (start = len - (s[len - 1] == '\n'); start > 0 && k < n; start--)
+                        k += s[start - 1] == '\n';
+                start += start > 0;
+        }
+        if (start > 0 || end < len)
+                fprintf(stderr, "  [%s %zu lines; -v shows all]\n", head ? "first" : "last", n);
+        agent_put_text(stderr, s + start, end - start, false);
+        if (end > start && s[end - 1] != '\n')
+                fputc('\n', stderr);
+}
+
+/* What a failed attempt printed: the compiler's first lines; a timeout's first lines (Go's
+ * dump starts with the goroutine that ran); otherwise the end of stderr (a traceback ends
+ * with the error). */
 static void show_output(const heal_runner_result *res, bool full)
 {
         const heal_sandbox_result *c = &res->compile.res, *r = &res->run.res;
+        size_t n = full ? SIZE_MAX : SHOWN_LINES;
 
         if (res->compile.ran && res->status == HEAL_EXEC_COMPILE_ERROR) {
-                agent_put_text(stderr, c->err, full ? c->err_len : MIN(c->err_len, 2000), false);
-                agent_put_text(stderr, c->out, full ? c->out_len : MIN(c->out_len, 500), false);
+                put_lines(c->err, c->err_len, n, true);
+                put_lines(c->out, c->out_len, n, true);
         }
-        if (res->run.ran && full) {
-                agent_put_text(stderr, r->out, r->out_len, false);
-                agent_put_text(stderr, r->err, r->err_len, false);
-        } else if (res->run.ran) {
-                size_t n = MIN(r->err_len, 2000);
-
-                agent_put_text(stderr, r->err + r->err_len - n, n, false);
-        }
+        if (res->run.ran && full)
+                put_lines(r->out, r->out_len, n, true);
+        if (res->run.ran)
+                put_lines(r->err, r->err_len, n, res->status == HEAL_EXEC_TIMEOUT);
 }
 
 static void on_event(heal_gen_event ev, const heal_gen_attempt *at, unsigned n, void *userdata)
@@ -276,16 +302,19 @@ static void report_human(const struct gen_cli *g, const struct agent *a, const h
                 return;
         heal_llm_tally_format(&res->tally, tally, sizeof(tally));
         if (res->verdict == HEAL_GEN_OK)
-                fprintf(stderr, "heal gen: ok after %zu attempt%s (%s; %s)\n", res->n_attempts,
-                        res->n_attempts == 1 ? "" : "s", a->model, tally);
+                fprintf(stderr, "heal gen: ok after %zu attempt%s\n", res->n_attempts,
+                        res->n_attempts == 1 ? "" : "s");
         else if (res->verdict == HEAL_GEN_FAILED)
-                fprintf(stderr,
-                        "heal gen: no working program after %zu attempt%s; the last: %s "
-                        "(%s)\n",
-                        res->n_attempts, res->n_attempts == 1 ? "" : "s", res->message, tally);
+                fprintf(stderr, "heal gen: no working program after %zu attempt%s; the last: %s\n",
+                        res->n_attempts, res->n_attempts == 1 ? "" : "s", res->message);
+        else if (res->verdict == HEAL_GEN_BUDGET)
+                fprintf(stderr, "heal gen: %s (raise --max-requests or --max-cost)\n",
+                        res->message);
+        else if (res->verdict == HEAL_GEN_CANCELED)
+                fprintf(stderr, "heal gen: interrupted\n");
         else
-                fprintf(stderr, "heal gen: %s: %s (%s)\n", heal_gen_verdict_name(res->verdict),
-                        res->message, tally);
+                fprintf(stderr, "heal gen: %s\n", res->message);
+        fprintf(stderr, "heal gen: model %s: %s\n", a->model, tally);
 }
 
 int cmd_gen(int argc, char **argv)

@@ -266,7 +266,8 @@ int heal_llm_select(heal_llm_selection *ret, const char *model_flag, const char 
                         "no model is configured: set HEAL_MODEL=openai:gpt-4.1-mini "
                         "and OPENAI_API_KEY, or pass --model PROVIDER:MODEL, or put "
                         "[llm] model=... in .heal/config; for a local server: "
-                        "--model ollama:qwen2.5-coder:7b%s",
+                        "--model ollama:qwen2.5-coder:7b, or --model openai:NAME --llm-url "
+                        "http://127.0.0.1:PORT/v1 (llama-server, vLLM)%s",
                         url_flag && *url_flag ? " (--llm-url says where, not which model: add "
                                                 "--model openai:NAME for an OpenAI-compatible "
                                                 "server)"
