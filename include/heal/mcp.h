@@ -35,6 +35,8 @@ typedef struct heal_mcp_server heal_mcp_server;
  *                  defaults; run_command: 60 s wall time, 512 MiB).
  * @compile_limits: run_code's compile stage (0 fields: the drivers' defaults).
  * @max_wall_ms:    the longest run a call may ask for with timeout_ms (0: 300000).
+ * @max_mem_bytes:  the most memory a call may ask for with memory_mb, bytes (0: the
+ *                  @run_limits' memory, else 512 MiB).
  * @max_out_bytes:  output kept of each stage (stdout + stderr), bytes; calls may ask for
  *                  less (0: 256 KiB; at most 1 MiB, so that a result stays well under the
  *                  10 MiB a client reads in one message).
@@ -48,6 +50,7 @@ typedef struct heal_mcp_opts {
         heal_runner_limits run_limits;
         heal_runner_limits compile_limits;
         uint64_t max_wall_ms;
+        uint64_t max_mem_bytes;
         uint64_t max_out_bytes;
         unsigned max_calls;
         bool share_net;
@@ -70,7 +73,9 @@ int heal_mcp_server_new(heal_mcp_server **ret, const heal_mcp_opts *o, heal_erro
  * @s:      the server.
  * @in_fd:  messages, one per line (UTF-8, no embedded newline); borrowed.
  * @out_fd: answers and notifications, one per line, nothing else; borrowed. The caller keeps
- *          every other writer away from it (heal mcp points its own stdout at stderr).
+ *          every other writer away from it (heal mcp points its own stdout at stderr). It is
+ *          made non-blocking while serving (a client that stops reading cannot hold off a
+ *          stop), and the server ends when the client closes it.
  * @err:    optional.
  *
  * Protocol versions 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05 are negotiated at

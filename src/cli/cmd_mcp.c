@@ -34,6 +34,7 @@ static const char mcp_usage[] =
         "  --share-net              runs may use the host's network (default: loopback only)\n"
         "  --max-calls N            tool calls run at once, more wait (default 4)\n"
         "  --max-timeout TIME       the longest run a call may ask for (default 5m)\n"
+        "  --max-memory SIZE        the most memory a call may ask for (default: --memory)\n"
         "  --output-limit SIZE      output kept per stage, stdout + stderr (default 256K, at\n"
         "                           most 1M)\n"
         "  --timeout TIME           run_code's default run time (10s) and run_command's (60s)\n"
@@ -83,6 +84,11 @@ static int valued(struct mcp_cli *m, const char *name, const char *v)
                         return mcp_error("--max-timeout '%s': expected a time like 5m", v), -1;
                 return m->o.max_wall_ms = n, 0;
         }
+        if (!strcmp(name, "--max-memory")) {
+                if (parse_size(v, &n) < 0 || n < (1u << 20))
+                        return mcp_error("--max-memory '%s': expected a size like 2G", v), -1;
+                return m->o.max_mem_bytes = n, 0;
+        }
         if (!strcmp(name, "--output-limit")) {
                 if (parse_size(v, &n) < 0 || n == 0 || n > (1u << 20))
                         return mcp_error("--output-limit '%s': expected a size up to 1M "
@@ -101,11 +107,17 @@ static int valued(struct mcp_cli *m, const char *name, const char *v)
 static bool is_valued(const char *name)
 {
         static const char *const names[] = {
-                "--root",           "--max-calls",
-                "--max-timeout",    "--output-limit",
-                "--timeout",        "--memory",
-                "--cpu-time",       "--compile-timeout",
-                "--compile-memory", "--compile-output-limit",
+                "--root",
+                "--max-memory",
+                "--max-calls",
+                "--max-timeout",
+                "--output-limit",
+                "--timeout",
+                "--memory",
+                "--cpu-time",
+                "--compile-timeout",
+                "--compile-memory",
+                "--compile-output-limit",
                 "--output-limit",
         };
 

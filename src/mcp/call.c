@@ -18,6 +18,7 @@
 
 #include "core/json.h"
 #include "mcp/mcp-internal.h"
+#include "runner/tool.h"
 
 #define PROGRESS_EVERY_MS 1000
 
@@ -85,21 +86,65 @@ static void call_free(struct mcp_call *c)
 
 /* The CallToolResult: the JSON as text (for clients before 2025-06-18), structuredContent
  * (from 2025-06-18), isError. A failure of heal itself has only its message. */
+static json_t *tool_result_full(const heal_mcp_server *s, json_t *structured, bool is_error,
+                                const char *text)
+{
+        json_t *res = json_pack("{s:[{s:s,s:o}],s:b}", "content", "type", "text", "text",
+                                json_string_bytes(text, strlen(text)), "isError", is_error);
+
+        if (res && structured && s->structured)
+                json_object_set(res, "structuredContent", structured);
+        return res;
+}
+
+/* The text when the document twice would not fit: its status and where the rest is. */
+static char *summary(json_t *structured, size_t size)
+{
+        static const char *const keys[] = { "status", "verdict", "exit_code", "message" };
+        json_t *o = json_object();
+        char note[160];
+
+        for (size_t i = 0; o && i < sizeof(keys) / sizeof(keys[0]); i++)
+                if (json_object_get(structured, keys[i]))
+                        json_object_set(o, keys[i], json_object_get(structured, keys[i]));
+        snprintf(note, sizeof(note),
+                 "the whole result (%zu bytes of JSON) is in structuredContent only", size);
+        json_object_set_new(o, "note", json_string(note));
+        return json_text_take(o);
+}
+
+/* Within MCP_MESSAGE_MAX: the document as text and structured; else a summary as text; else
+ * an error result saying so (an SDK client drops a message over 10 MiB, and the connection
+ * with it). */
 static json_t *tool_result(const heal_mcp_server *s, json_t *structured, bool is_error,
                            const char *message)
 {
         char *text = structured ? json_dumps(structured, JSON_COMPACT) : NULL;
-        json_t *res;
+        json_t *res = tool_result_full(s, structured, is_error,
+                                       text      ? text
+                                       : message ? message
+                                                 : "");
+        size_t size = res ? json_dumpb(res, NULL, 0, JSON_COMPACT) : 0;
 
-        if (!message)
-                message = "";
-        res = json_pack("{s:[{s:s,s:o}],s:b}", "content", "type", "text", "text",
-                        text ? json_string(text) : json_string_bytes(message, strlen(message)),
-                        "isError", is_error);
+        if (res && structured && size > MCP_MESSAGE_MAX && s->structured) {
+                char *brief = summary(structured, strlen(text));
 
+                json_decref(res);
+                res = brief ? tool_result_full(s, structured, is_error, brief) : NULL;
+                size = res ? json_dumpb(res, NULL, 0, JSON_COMPACT) : 0;
+                free(brief);
+        }
+        if (res && size > MCP_MESSAGE_MAX) {
+                char msg[256];
+
+                snprintf(msg, sizeof(msg),
+                         "the result is %zu bytes, over the %u MiB heal sends in one message: "
+                         "ask for less output (--output-limit of heal mcp)",
+                         size, MCP_MESSAGE_MAX >> 20);
+                json_decref(res);
+                res = tool_result_full(s, NULL, true, msg);
+        }
         free(text);
-        if (res && structured && s->structured)
-                json_object_set(res, "structuredContent", structured);
         json_decref(structured);
         return res;
 }
@@ -246,6 +291,17 @@ int mcp_call_start(heal_mcp_server *s, const struct mcp_tool *t, json_t *id, jso
         }
         pthread_mutex_unlock(&s->lock);
         return 0;
+}
+
+bool mcp_call_in_flight(heal_mcp_server *s, json_t *id)
+{
+        bool found = false;
+
+        pthread_mutex_lock(&s->lock);
+        for (struct mcp_call *c = s->calls; c && !found; c = c->next)
+                found = json_equal(c->id, id) && !c->done;
+        pthread_mutex_unlock(&s->lock);
+        return found;
 }
 
 void mcp_call_cancel(heal_mcp_server *s, json_t *id)

@@ -101,6 +101,10 @@ static void request(heal_mcp_server *s, struct jsonrpc_msg *m)
 {
         char msg[300];
 
+        /* an id names one request until it is answered (JSON-RPC 2.0 section 4) */
+        if (mcp_call_in_flight(s, m->id))
+                return reply_error(s, m, JSONRPC_INVALID_REQUEST,
+                                   "a call with this request id is in progress");
         if (m->params && !json_is_object(m->params))
                 return reply_error(s, m, JSONRPC_INVALID_PARAMS, "'params' must be an object");
         if (!strcmp(m->method, "initialize"))

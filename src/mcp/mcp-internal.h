@@ -22,6 +22,7 @@ enum {
 };
 
 #define MCP_LINE_MAX      (16u << 20) /* a longer message is refused and skipped */
+#define MCP_MESSAGE_MAX   (8u << 20)  /* an answer, at most: SDK clients drop one over 10 MiB */
 #define MCP_CALLS_MAX     64          /* tool calls running or waiting, at most */
 #define MCP_PROTOCOL_LAST "2025-11-25"
 
@@ -73,9 +74,11 @@ json_t *mcp_tools_list(const heal_mcp_server *s, bool structured);
 int mcp_run_code(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_error *err);
 int mcp_run_command(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_error *err);
 int mcp_heal(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_error *err);
-/* The call's "directory" beneath the server's root into @out (symlinks resolved: one that
- * leads out of the root is -EPERM); the root itself when absent. */
-int mcp_resolve_dir(char *out, size_t len, const heal_mcp_server *s, json_t *args, heal_error *err);
+/* The call's "directory", opened beneath the server's root (openat2(2) RESOLVE_BENEATH: a
+ * symlink or ".." that leads out is -EPERM), the root itself when absent: an O_PATH fd in
+ * *@ret_fd (the caller's) and its path in @out. */
+int mcp_open_dir(int *ret_fd, char *out, size_t len, const heal_mcp_server *s, json_t *args,
+                 heal_error *err);
 json_t *mcp_exec_schema(void);
 json_t *mcp_run_schema(void);
 json_t *mcp_heal_schema(void);
@@ -132,6 +135,8 @@ void mcp_dispatch(heal_mcp_server *s, struct jsonrpc_msg *m);
 int mcp_call_start(heal_mcp_server *s, const struct mcp_tool *t, json_t *id, json_t *params,
                    char *why, size_t why_len);
 void mcp_call_cancel(heal_mcp_server *s, json_t *id);
+/* A tools/call with this request id has not been answered yet. */
+bool mcp_call_in_flight(heal_mcp_server *s, json_t *id);
 /* Cancel every call and wait until all have ended. */
 void mcp_calls_stop(heal_mcp_server *s);
 int mcp_ticker_start(heal_mcp_server *s);

@@ -7,6 +7,7 @@
  * is read while a program runs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,6 +65,9 @@ int heal_mcp_server_new(heal_mcp_server **ret, const heal_mcp_opts *o, heal_erro
         s->o.heal_path = s->heal_path;
         if (!s->o.max_wall_ms)
                 s->o.max_wall_ms = 300000;
+        if (!s->o.max_mem_bytes)
+                s->o.max_mem_bytes = s->o.run_limits.mem_max_bytes ? s->o.run_limits.mem_max_bytes
+                                                                   : 512ULL << 20;
         if (!s->o.max_out_bytes)
                 s->o.max_out_bytes = 256u << 10;
         s->o.max_out_bytes = MIN(s->o.max_out_bytes, (uint64_t)OUT_MAX);
@@ -136,6 +140,17 @@ int mcp_send(heal_mcp_server *s, json_t *msg)
 
                 if (n < 0 && errno == EINTR)
                         continue;
+                if (n < 0 && errno == EAGAIN) {
+                        /* a client that does not read: wait for room, or for a stop */
+                        struct pollfd p[2] = { { s->out_fd, POLLOUT, 0 },
+                                               { s->stop_fd, POLLIN, 0 } };
+
+                        if (poll(p, 2, -1) < 0 && errno != EINTR)
+                                s->out_dead = true;
+                        if (p[1].revents)
+                                s->out_dead = true;
+                        continue;
+                }
                 if (n <= 0) {
                         s->out_dead = true;
                         r = -EPIPE;
@@ -208,19 +223,26 @@ static void handle_lines(heal_mcp_server *s, struct reader *rd)
         }
 }
 
-/* Wait for input or a stop; 1 readable, 0 stopped, < 0 error. */
+/* Wait for input, a stop, or the client closing our output (a pipe's write end reports
+ * POLLERR once nobody reads it); 1 readable, 0 stopped or gone, < 0 error. */
 static int wait_input(heal_mcp_server *s, int in_fd)
 {
-        struct pollfd p[2] = { { in_fd, POLLIN, 0 }, { s->stop_fd, POLLIN, 0 } };
+        struct pollfd p[3] = { { in_fd, POLLIN, 0 },
+                               { s->stop_fd, POLLIN, 0 },
+                               { s->out_fd, 0, 0 } };
 
         for (;;) {
-                if (poll(p, 2, -1) < 0) {
+                if (poll(p, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
                 if (p[1].revents)
                         return 0;
+                if (p[2].revents & (POLLERR | POLLHUP)) {
+                        s->out_dead = true;
+                        return 0;
+                }
                 if (p[0].revents)
                         return 1;
         }
@@ -268,17 +290,26 @@ static int read_loop(heal_mcp_server *s, int in_fd, heal_error *err)
 
 int heal_mcp_server_serve(heal_mcp_server *s, int in_fd, int out_fd, heal_error *err)
 {
-        int r;
+        int r, flags;
 
         if (!s || in_fd < 0 || out_fd < 0)
                 return heal_error_set(err, -EINVAL, "invalid argument");
         s->out_fd = out_fd;
         s->out_dead = false;
         s->stopping = false;
+        /* writes never block a stop: a client that stops reading must not hold SIGTERM off */
+        flags = fcntl(out_fd, F_GETFL);
+        if (flags >= 0)
+                fcntl(out_fd, F_SETFL, flags | O_NONBLOCK);
         r = mcp_ticker_start(s);
-        if (r < 0)
+        if (r < 0) {
+                if (flags >= 0)
+                        fcntl(out_fd, F_SETFL, flags);
                 return heal_error_set(err, r, "cannot start the progress thread: %s", strerror(-r));
+        }
         r = read_loop(s, in_fd, err);
         mcp_calls_stop(s);
+        if (flags >= 0)
+                fcntl(out_fd, F_SETFL, flags);
         return r;
 }

@@ -7,10 +7,13 @@
  * execution errors, which models can correct).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -33,6 +36,7 @@ int mcp_run_code(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_erro
 {
         heal_mcp_server *s = c->srv;
         struct run_code_caps caps = { .max_wall_ms = s->o.max_wall_ms,
+                                      .max_mem_bytes = s->o.max_mem_bytes,
                                       .max_out_bytes = s->o.max_out_bytes,
                                       .share_net = s->o.share_net };
         struct run_code_call rc;
@@ -61,32 +65,49 @@ int mcp_run_code(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_erro
         return *ret ? 0 : heal_error_set(err, -ENOMEM, "out of memory");
 }
 
-int mcp_resolve_dir(char *out, size_t len, const heal_mcp_server *s, json_t *args, heal_error *err)
+int mcp_open_dir(int *ret_fd, char *out, size_t len, const heal_mcp_server *s, json_t *args,
+                 heal_error *err)
 {
+        struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
         json_t *d = json_object_get(args, "directory");
         const char *rel = json_string_value(d);
-        char joined[PATH_MAX], real[PATH_MAX];
-        size_t n = strlen(s->root);
+        _cleanup_close_ int root = -1;
+        char link[64];
+        ssize_t n;
+        int fd;
 
-        if (!d || json_is_null(d) || (rel && !*rel)) {
-                snprintf(out, len, "%s", s->root);
-                return 0;
-        }
-        if (!rel)
+        if (d && !json_is_null(d) && !rel)
                 return heal_error_set(err, -EINVAL, "'directory' must be a string");
-        if (rel[0] == '/')
+        if (rel && rel[0] == '/')
                 return heal_error_set(err, -EINVAL,
                                       "'directory' is relative to the server's directory '%s'",
                                       s->root);
-        if (snprintf(joined, sizeof(joined), "%s/%s", s->root, rel) >= (int)sizeof(joined))
-                return heal_error_set(err, -ENAMETOOLONG, "'directory' is too long");
-        if (!realpath(joined, real))
-                return heal_error_set(err, -errno, "'directory' '%s': %s", rel, strerror(errno));
-        if (strncmp(real, s->root, n) != 0 ||
-            (real[n] != '\0' && real[n] != '/' && strcmp(s->root, "/") != 0))
+        root = open(s->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return heal_error_set(err, -errno, "the server's directory '%s': %s", s->root,
+                                      strerror(errno));
+        if (!rel || !*rel)
+                fd = TAKE_FD(root);
+        else
+                fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
+        if (fd < 0 && errno == EXDEV)
                 return heal_error_set(err, -EPERM,
-                                      "'directory' '%s' leads out of the server's directory", rel);
-        snprintf(out, len, "%s", real);
+                                      "'directory' '%.200s' leads out of the server's directory",
+                                      rel);
+        if (fd < 0)
+                return heal_error_set(err, -errno, "'directory' '%.200s': %s", rel,
+                                      strerror(errno));
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, out, len - 1);
+        if (n < 0 || (size_t)n >= len - 1) {
+                int r = n < 0 ? -errno : -ENAMETOOLONG;
+
+                close(fd);
+                return heal_error_set(err, r, "'directory': %s", strerror(-r));
+        }
+        out[n] = '\0';
+        *ret_fd = fd;
         return 0;
 }
 
@@ -104,7 +125,7 @@ static int limits_for(heal_sandbox_limits *l, const heal_mcp_server *s, json_t *
         l->wall_ms = ms ? MIN(ms, s->o.max_wall_ms)
                         : (s->o.run_limits.wall_ms ? s->o.run_limits.wall_ms : COMMAND_WALL_MS);
         l->mem_max_bytes =
-                mb ? MIN(mb, (uint64_t)1 << 30) << 20
+                mb ? MIN(mb, s->o.max_mem_bytes >> 20) << 20
                    : (s->o.run_limits.mem_max_bytes ? s->o.run_limits.mem_max_bytes : COMMAND_MEM);
         l->cpu_ms = s->o.run_limits.cpu_ms;
         l->out_max_bytes = s->o.max_out_bytes;
@@ -159,14 +180,14 @@ int mcp_run_command(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_e
         heal_sandbox *sb = NULL;
         heal_sandbox_result res = { 0 };
         _cleanup_free_ const char **argv = NULL;
-        _cleanup_close_ int in = -1;
+        _cleanup_close_ int in = -1, dirfd = -1;
         char dir[PATH_MAX];
         int r = tool_args_known(c->arguments, keys, err);
 
         if (r >= 0)
                 r = tool_arg_strings(&argv, NULL, c->arguments, "argv", 1, COMMAND_ARGV_MAX, err);
         if (r >= 0)
-                r = mcp_resolve_dir(dir, sizeof(dir), c->srv, c->arguments, err);
+                r = mcp_open_dir(&dirfd, dir, sizeof(dir), c->srv, c->arguments, err);
         if (r >= 0)
                 r = stdin_fd(&in, c->arguments, err);
         if (r >= 0)

@@ -12,10 +12,10 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,8 +26,9 @@
 #include "mcp/mcp-internal.h"
 #include "runner/tool.h"
 
-#define REPORT_MAX    (8u << 20) /* heal's JSON report */
-#define LOG_KEEP      (8u << 10) /* the end of its stderr in the result */
+#define REPORT_MAX    (32u << 20) /* heal's JSON report, read */
+#define REPORT_KEPT   (2u << 20)  /* ... and passed on when no larger (its patch is there too) */
+#define LOG_KEEP      (8u << 10)  /* the end of its stderr in the result */
 #define LOG_MAX       (4u << 20)
 #define KILL_AFTER_MS 5000
 #define ARGV_MAX      4096
@@ -38,6 +39,7 @@ struct heal_args {
         const char *argv[ARGV_MAX + 24];
         char requests[32], cost[32], timeout[32], search[32];
         char dir[PATH_MAX];
+        int dirfd; /* the project, opened beneath the root: the child fchdir(2)s into it */
 };
 
 static int command_argv(struct heal_args *h, size_t *n, json_t *args, heal_error *err)
@@ -87,7 +89,7 @@ static int build_args(struct heal_args *h, const heal_mcp_server *s, json_t *arg
             (r = positive(args, "max_cost_usd", &cost, false, err)) < 0 ||
             (r = positive(args, "timeout_ms", &timeout, true, err)) < 0 ||
             (r = positive(args, "search_time_ms", &search, true, err)) < 0 ||
-            (r = mcp_resolve_dir(h->dir, sizeof(h->dir), s, args, err)) < 0)
+            (r = mcp_open_dir(&h->dirfd, h->dir, sizeof(h->dir), s, args, err)) < 0)
                 return r;
         h->argv[n++] = s->heal_path;
         h->argv[n++] = "fix";
@@ -114,11 +116,34 @@ static int build_args(struct heal_args *h, const heal_mcp_server *s, json_t *arg
         return command_argv(h, &n, args, err);
 }
 
+/* In the child, before execve(2): async-signal-safe calls only (the server has threads). It
+ * dies with the server thread that started it (PR_SET_PDEATHSIG: a SIGKILLed server must not
+ * leave a repair behind that writes the tree later), in a process group of its own, in the
+ * directory opened beneath the root (no path is looked up again), with default signals. */
+static _Noreturn void child(const struct heal_args *h, pid_t parent, int out, int errfd)
+{
+        static const int sigs[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        sigset_t none;
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+                _exit(127);
+        setpgid(0, 0);
+        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+                sigaction(sigs[i], &dfl, NULL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (null < 0 || fchdir(h->dirfd) < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 ||
+            dup2(errfd, 2) < 0)
+                _exit(127);
+        execve(h->argv[0], (char *const *)(uintptr_t)h->argv, environ);
+        _exit(127);
+}
+
 static int spawn(pid_t *ret, int *out, int *errfd, const struct heal_args *h, heal_error *err)
 {
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t at;
-        sigset_t all, none;
+        pid_t parent = getpid(), pid;
         int o[2], e[2], r;
 
         if (pipe2(o, O_CLOEXEC) < 0)
@@ -128,28 +153,17 @@ static int spawn(pid_t *ret, int *out, int *errfd, const struct heal_args *h, he
                 close(o[0]), close(o[1]);
                 return heal_error_set(err, r, "pipe: %s", strerror(-r));
         }
-        sigfillset(&all);
-        sigemptyset(&none);
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, o[1], 1);
-        posix_spawn_file_actions_adddup2(&fa, e[1], 2);
-        posix_spawn_file_actions_addchdir_np(&fa, h->dir);
-        posix_spawnattr_init(&at);
-        /* its own process group, default signal handling (the server ignores SIGPIPE) */
-        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                              POSIX_SPAWN_SETSIGMASK);
-        posix_spawnattr_setpgroup(&at, 0);
-        posix_spawnattr_setsigdefault(&at, &all);
-        posix_spawnattr_setsigmask(&at, &none);
-        r = posix_spawn(ret, h->argv[0], &fa, &at, (char *const *)(uintptr_t)h->argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&at);
+        pid = fork();
+        if (pid == 0)
+                child(h, parent, o[1], e[1]);
+        r = pid < 0 ? -errno : 0;
         close(o[1]), close(e[1]);
-        if (r != 0) {
+        if (r < 0) {
                 close(o[0]), close(e[0]);
-                return heal_error_set(err, -r, "cannot start '%s': %s", h->argv[0], strerror(r));
+                return heal_error_set(err, r, "cannot start '%s': %s", h->argv[0], strerror(-r));
         }
+        setpgid(pid, pid); /* also here: a cancellation may come before the child's own call */
+        *ret = pid;
         *out = o[0];
         *errfd = e[0];
         return 0;
@@ -208,21 +222,39 @@ static const char *verdict_of(json_t *report, int code)
 {
         const char *v = json_string_value(json_object_get(report, "verdict"));
 
-        return v ? v : code == 6 ? "flaky" : code == 130 ? "canceled" : "error";
+        static const struct {
+                int code;
+                const char *verdict;
+        } by_code[] = { { 0, "ok" },          { 3, "not_found" }, { 4, "budget" },
+                        { 5, "not_written" }, { 6, "flaky" },     { 130, "canceled" } };
+
+        if (v)
+                return v;
+        for (size_t i = 0; i < sizeof(by_code) / sizeof(by_code[0]); i++)
+                if (by_code[i].code == code)
+                        return by_code[i].verdict;
+        return "error";
 }
 
-static json_t *result(json_t *report, int code, const heal_buf *log)
+/* The document; a report over REPORT_KEPT is left out (report_left_out), so that the answer
+ * stays well within a message. Consumes @report. */
+static json_t *result(json_t *report, int code, const heal_buf *log, bool report_cut)
 {
         size_t keep = MIN(log->len, (size_t)LOG_KEEP);
         json_t *patch = json_object_get(report, "patch"),
                *written = json_object_get(report, "written");
+        bool kept = report && json_dumpb(report, NULL, 0, JSON_COMPACT) <= REPORT_KEPT;
+        json_t *o = json_pack(
+                "{s:i,s:s,s:O,s:O,s:O,s:o}", "exit_code", code, "verdict", verdict_of(report, code),
+                "patch", json_is_string(patch) ? patch : json_null(), "written",
+                json_is_string(written) ? written : json_null(), "report",
+                kept ? report : json_null(), "log",
+                json_string_bytes(log->data ? log->data + log->len - keep : "", keep));
 
-        return json_pack("{s:i,s:s,s:O,s:O,s:o,s:o}", "exit_code", code, "verdict",
-                         verdict_of(report, code), "patch",
-                         json_is_string(patch) ? patch : json_null(), "written",
-                         json_is_string(written) ? written : json_null(), "report",
-                         report ? report : json_null(), "log",
-                         json_string_bytes(log->data ? log->data + log->len - keep : "", keep));
+        if (o && (report_cut || (report && !kept)))
+                json_object_set_new(o, "report_left_out", json_true());
+        json_decref(report);
+        return o;
 }
 
 int mcp_heal(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_error *err)
@@ -235,9 +267,12 @@ int mcp_heal(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_error *e
 
         if (!h)
                 return heal_error_set(err, -ENOMEM, "out of memory");
+        h->dirfd = -1;
         r = build_args(h, c->srv, c->arguments, err);
         if (r >= 0)
                 r = spawn(&pid, &out, &errfd, h, err);
+        if (h->dirfd >= 0)
+                close(h->dirfd);
         free(h);
         if (r < 0)
                 return heal_error_prefix(err, r, "heal");
@@ -251,7 +286,7 @@ int mcp_heal(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_error *e
         doc = report.data && !report.truncated ? json_loads(report.data, 0, NULL) : NULL;
         if (doc && !json_is_object(doc))
                 json_decref(doc), doc = NULL;
-        *ret = result(doc, code, &log);
+        *ret = result(doc, code, &log, report.truncated);
         *ret_is_error = code != 0;
         heal_buf_release(&report);
         heal_buf_release(&log);

@@ -270,15 +270,17 @@ json_t *mcp_run_schema(void)
 
 json_t *mcp_heal_schema(void)
 {
-        return object(json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "exit_code",
-                                type("integer", "heal's exit status (docs/exit-codes.md)"),
-                                "verdict",
-                                type("string", "passed, fixed, not_found, budget, limit, "
-                                               "canceled, flaky, or error"),
-                                "patch", nullable("string"), "written", nullable("string"),
-                                "report", nullable("object"), "log",
-                                type("string", "the end of heal's stderr: the command's "
-                                               "output and heal's messages")),
-                      (const char *const[]){ "exit_code", "verdict", "patch", "written", "report",
-                                             "log", NULL });
+        return object(
+                json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "exit_code",
+                          type("integer", "heal's exit status (docs/exit-codes.md)"), "verdict",
+                          type("string", "passed, fixed, not_found, budget, limit, canceled "
+                                         "(from the report); without one: ok, not_found, "
+                                         "budget, not_written, flaky, canceled, error"),
+                          "patch", nullable("string"), "written", nullable("string"), "report",
+                          nullable("object"), "report_left_out",
+                          type("boolean", "the report was too large to send (over 2 MiB)"), "log",
+                          type("string", "the end of heal's stderr: the command's output and "
+                                         "heal's own errors")),
+                (const char *const[]){ "exit_code", "verdict", "patch", "written", "report", "log",
+                                       NULL });
 }

@@ -22,7 +22,7 @@
 struct server {
         pid_t pid;
         int in, out;
-        char buf[1 << 20];
+        char buf[16 << 20];
         size_t len;
 };
 
@@ -30,25 +30,48 @@ static struct server srv;
 static char *dir;
 static json_t *msg;
 
-static void setup(void)
+/* heal mcp --root DIR with @args (NULL-terminated, at most 8) and @env ("NAME=value"). */
+static void start(const char *const *args, const char *const *env)
 {
         int in[2], out[2];
 
-        dir = test_tempdir();
         cr_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0);
         srv.pid = fork();
         cr_assert_geq(srv.pid, 0);
         if (srv.pid == 0) {
+                const char *v[16] = { "heal", "mcp", "--root", dir };
+                size_t n = 4;
+
+                for (size_t i = 0; args && args[i] && n < 15; i++)
+                        v[n++] = args[i];
+                for (size_t i = 0; env && env[i]; i++)
+                        putenv((char *)(uintptr_t)env[i]);
                 dup2(in[0], 0);
                 dup2(out[1], 1);
-                execl(HEAL_TEST_BIN, "heal", "mcp", "--root", dir, "--no-heal-tool", (char *)NULL);
+                execv(HEAL_TEST_BIN, (char *const *)(uintptr_t)v);
                 _exit(127);
         }
         close(in[0]), close(out[1]);
         srv.in = in[1];
         srv.out = out[0];
         srv.len = 0;
+}
+
+/* The server of the next test with other options. */
+static void restart(const char *const *args, const char *const *env)
+{
+        close(srv.in);
+        close(srv.out);
+        kill(srv.pid, SIGKILL);
+        waitpid(srv.pid, NULL, 0);
+        start(args, env);
+}
+
+static void setup(void)
+{
+        dir = test_tempdir();
         signal(SIGPIPE, SIG_IGN);
+        start((const char *const[]){ "--no-heal-tool", NULL }, NULL);
 }
 
 static void teardown(void)
@@ -141,6 +164,16 @@ static void expect_pong(json_int_t id)
         next(5000);
         cr_assert_eq(json_integer_value(json_object_get(msg, "id")), id, "%s", json_dumps(msg, 0));
         cr_assert(json_is_object(json_object_get(msg, "result")));
+}
+
+/* A ping whose answer is never read, on a non-blocking input; false once the input is full. */
+static bool send_ping_nonblocking(int id)
+{
+        char line[128];
+        int n = snprintf(line, sizeof(line),
+                         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n", id);
+
+        return write(srv.in, line, (size_t)n) == n;
 }
 
 static int wait_exit(int timeout_ms)
@@ -389,4 +422,131 @@ Test(mcp, nothing_but_messages_on_stdout_even_when_programs_print)
 
                 cr_assert_eq(n, 0, "nothing after the last answer: %.*s", (int)n, rest);
         }
+}
+
+static json_t *call_result(void)
+{
+        json_t *res = json_object_get(msg, "result");
+
+        cr_assert_not_null(res, "%s", json_dumps(msg, 0));
+        return res;
+}
+
+static const char *result_text(void)
+{
+        return json_string_value(json_object_get(
+                json_array_get(json_object_get(call_result(), "content"), 0), "text"));
+}
+
+Test(mcp, a_call_may_not_ask_for_more_memory_than_the_server_allows)
+{
+        send_line("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"run_code\",\"arguments\":{\"language\":\"python3\",\"code\":\"x = "
+                  "bytearray(1 << 30)\\nprint(len(x))\",\"memory_mb\":1073741824}}}");
+        next(60000);
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(call_result(), "structuredContent"), "status")),
+                         "memory_limit", "%s", result_text());
+}
+
+Test(mcp, deep_file_names_and_symlinks_out_of_the_root_are_refused)
+{
+        char deep[4096] = "";
+
+        for (int i = 0; i < 40; i++)
+                strcat(deep, "a/");
+        strcat(deep, "x.py");
+        {
+                char line[8192];
+
+                snprintf(line, sizeof(line),
+                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                         "\"name\":\"run_code\",\"arguments\":{\"files\":[{\"name\":\"main.py\","
+                         "\"content\":\"print(1)\"},{\"name\":\"%s\",\"content\":\"\"}]}}}",
+                         deep);
+                send_line(line);
+        }
+        next(30000);
+        cr_assert(json_is_true(json_object_get(call_result(), "isError")));
+        cr_assert(strstr(result_text(), "at most 32 deep"), "%s", result_text());
+        {
+                char link[4096];
+
+                snprintf(link, sizeof(link), "%s/out", dir);
+                cr_assert_eq(symlink("/etc", link), 0);
+        }
+        send_line("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"run_command\",\"arguments\":{\"argv\":[\"ls\"],\"directory\":\"out\"}}}");
+        next(30000);
+        cr_assert(strstr(result_text(), "leads out of the server's directory"), "%s",
+                  result_text());
+}
+
+Test(mcp, a_result_too_large_for_one_message_is_cut_to_a_summary)
+{
+        /* control bytes take 6 bytes in JSON, 7 in the text copy of the JSON: 1 MiB of them
+         * would be a message of ~13 MiB, over what an SDK client reads */
+        restart((const char *const[]){ "--no-heal-tool", "--output-limit", "1M", NULL }, NULL);
+        send_line("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"run_code\",\"arguments\":{\"language\":\"python3\",\"code\":\"import sys\\n"
+                  "sys.stdout.write(chr(1) * 1048000)\"}}}");
+        next(60000);
+        {
+                char *line = json_dumps(msg, JSON_COMPACT);
+                json_t *brief = json_loads(result_text(), 0, NULL);
+
+                cr_assert_lt(strlen(line), 8u << 20, "the message is %zu bytes", strlen(line));
+                cr_assert_not_null(json_object_get(call_result(), "structuredContent"));
+                cr_assert(strstr(json_string_value(json_object_get(brief, "note")),
+                                 "structuredContent only"),
+                          "%s", result_text());
+                json_decref(brief);
+                free(line);
+        }
+}
+
+Test(mcp, sigterm_ends_a_server_whose_client_stopped_reading)
+{
+        /* its answers fill the pipe, then its input fills while it waits for room; SIGTERM
+         * must not wait for the client */
+        fcntl(srv.in, F_SETFL, fcntl(srv.in, F_GETFL) | O_NONBLOCK);
+        for (int i = 0; i < 100000 && send_ping_nonblocking(i); i++)
+                ;
+        usleep(100000);
+        kill(srv.pid, SIGTERM);
+        cr_assert_eq(wait_exit(5000), 0);
+}
+
+Test(mcp, a_request_reusing_the_id_of_a_running_call_is_refused)
+{
+        send_line("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"run_code\",\"arguments\":{\"language\":\"sh\",\"code\":\"sleep 1; echo "
+                  "done\"}}}");
+        send_line("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+        next(5000);
+        cr_assert_eq(error_code(msg), -32600, "%s", json_dumps(msg, 0));
+        next(30000);
+        cr_assert(strstr(json_dumps(msg, 0), "done\\n"), "%s", json_dumps(msg, 0));
+}
+
+Test(mcp, a_repair_does_not_outlive_a_killed_server)
+{
+        /* heal fix runs in a process group of its own; it must die with the server, not go on
+         * and write the tree later */
+        restart(NULL, NULL);
+        send_line("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"heal\",\"arguments\":{\"command\":[\"sh\",\"-c\",\"sleep 765432\"],"
+                  "\"write\":true}}}");
+        for (int i = 0; i < 500 && test_count_cmdline("sleep 765432") == 0; i++)
+                usleep(20000);
+        cr_assert_geq(test_count_cmdline("sleep 765432"), 1, "the repair's baseline runs");
+        kill(srv.pid, SIGKILL);
+        waitpid(srv.pid, NULL, 0);
+        srv.pid = -1;
+        for (int i = 0; i < 500 && (test_count_cmdline("heal fix --json") ||
+                                    test_count_cmdline("sleep 765432"));
+             i++)
+                usleep(20000);
+        cr_assert_eq(test_count_cmdline("heal fix --json"), 0, "the heal child died too");
+        cr_assert_eq(test_count_cmdline("sleep 765432"), 0, "and its sandbox");
 }
