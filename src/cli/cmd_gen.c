@@ -219,23 +219,42 @@ static const heal_gen_attempt *last_with_code(const heal_gen_result *res)
         return NULL;
 }
 
-/* --keep DIR: the final program's file, written as the runner names it. */
-static int keep(const char *dir, const char *lang, const heal_gen_code *code)
+/* --keep DIR, checked before the model is asked: a directory (or none yet) without the file
+ * heal would write, which it never overwrites. */
+static int keep_check(const char *dir, const char *lang)
+{
+        char path[PATH_MAX];
+        struct stat st;
+
+        if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+                return fprintf(stderr, "heal gen: --keep '%s' is not a directory\n", dir), -1;
+        snprintf(path, sizeof(path), "%s/%s", dir, heal_runner_lang_main_file(lang));
+        if (lstat(path, &st) == 0)
+                return fprintf(stderr,
+                               "heal gen: --keep: '%s' exists, and heal does not overwrite it: "
+                               "remove it or name another directory\n",
+                               path),
+                       -1;
+        return 0;
+}
+
+/* --keep DIR: the final program's file, as the runner names it; *@msg says what happened. */
+static int keep(char *msg, size_t len, const char *dir, const char *lang, const heal_gen_code *code)
 {
         char path[PATH_MAX];
         int fd;
         ssize_t w;
 
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                return fprintf(stderr, "heal gen: --keep '%s': %s\n", dir, strerror(errno)), -1;
+                return snprintf(msg, len, "--keep '%s': %s", dir, strerror(errno)), -1;
         snprintf(path, sizeof(path), "%s/%s", dir, heal_runner_lang_main_file(lang));
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
-                return fprintf(stderr, "heal gen: --keep: '%s': %s\n", path, strerror(errno)), -1;
+                return snprintf(msg, len, "--keep: '%s': %s", path, strerror(errno)), -1;
         w = write(fd, code->code, code->len);
         if (close(fd) < 0 || w != (ssize_t)code->len)
-                return fprintf(stderr, "heal gen: --keep: writing '%s' failed\n", path), -1;
-        fprintf(stderr, "heal gen: the program is in %s\n", path);
+                return snprintf(msg, len, "--keep: writing '%s' failed", path), -1;
+        snprintf(msg, len, "%s", path);
         return 0;
 }
 
@@ -247,18 +266,21 @@ static json_t *attempt_json(const heal_gen_attempt *at)
                          "result", at->ran ? runner_result_json(&at->result) : json_null());
 }
 
-static void report_json(const struct gen_cli *g, const struct agent *a, const heal_gen_result *res)
+static void report_json(const struct gen_cli *g, const struct agent *a, const heal_gen_result *res,
+                        const char *kept, const char *keep_error)
 {
         const heal_gen_attempt *last = last_with_code(res);
         json_t *attempts = json_array();
 
         for (size_t i = 0; i < res->n_attempts; i++)
                 json_array_append_new(attempts, attempt_json(&res->attempts[i]));
-        json_print(json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "verdict",
+        json_print(json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "verdict",
                              heal_gen_verdict_name(res->verdict), "language", g->lang, "model",
                              a->model, "message", json_string_or_null(res->message), "program",
-                             json_string_or_null(last ? last->code.code : NULL), "attempts",
-                             attempts, "usage", agent_tally_json(&res->tally)));
+                             json_string_or_null(last ? last->code.code : NULL), "kept",
+                             json_string_or_null(kept), "keep_error",
+                             json_string_or_null(keep_error), "attempts", attempts, "usage",
+                             agent_tally_json(&res->tally)));
 }
 
 static int exit_code(const heal_gen_result *res)
@@ -326,9 +348,11 @@ int cmd_gen(int argc, char **argv)
         struct agent a;
         struct view v = { .g = &g, .a = &a };
         const heal_gen_attempt *last;
+        char keep_msg[PATH_MAX + 128] = "";
+        bool kept = false;
         int code;
 
-        if (parse(&g, argc, argv) < 0)
+        if (parse(&g, argc, argv) < 0 || (g.keep && keep_check(g.keep, g.lang) < 0))
                 return EXIT_USAGE;
         if (!g.a.max_requests_set) /* every attempt may be asked for */
                 g.a.max_requests = MAX(g.a.max_requests, 1 + (g.retries ? g.retries : 3));
@@ -359,13 +383,19 @@ int cmd_gen(int argc, char **argv)
         }
         agent_waiting_for_model(false);
         last = last_with_code(&res);
-        if (g.keep && last && keep(g.keep, g.lang, &last->code) < 0 && res.verdict == HEAL_GEN_OK)
-                res.verdict = HEAL_GEN_SETUP_ERROR;
+        if (g.keep && last)
+                kept = keep(keep_msg, sizeof(keep_msg), g.keep, g.lang, &last->code) == 0;
         if (g.a.json)
-                report_json(&g, &a, &res);
+                report_json(&g, &a, &res, kept ? keep_msg : NULL,
+                            g.keep && last && !kept ? keep_msg : NULL);
         else
                 report_human(&g, &a, &res);
+        if (!g.a.json && g.keep && last)
+                fprintf(stderr, kept ? "heal gen: the program is in %s\n" : "heal gen: %s\n",
+                        keep_msg);
         code = exit_code(&res);
+        if (g.keep && last && !kept && code == 0)
+                code = EXIT_SETUP; /* the output was shown; what was asked to stay did not */
         heal_gen_result_release(&res);
         agent_close(&a);
         return code;

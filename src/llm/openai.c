@@ -157,7 +157,7 @@ int openai_encode(char **ret, const heal_llm_request *req, heal_error *err)
 
 bool llm_is_json_object(const char *text)
 {
-        json_t *v = json_loads(text, 0, NULL);
+        json_t *v = json_loads(text, JSON_ALLOW_NUL, NULL); /* "\u0000" is JSON too */
         bool ok = json_is_object(v);
 
         json_decref(v);
@@ -176,18 +176,19 @@ static int decode_tool_calls(heal_llm_choice *ch, json_t *calls, size_t idx, hea
         ch->tool_calls = calloc(n ? n : 1, sizeof(*ch->tool_calls));
         if (!ch->tool_calls)
                 return heal_error_set(err, -ENOMEM, "out of memory");
+        (void)idx;
         for (size_t i = 0; i < n; i++) {
                 json_t *c = json_array_get(calls, i), *fn = json_object_get(c, "function");
+                json_t *args = json_object_get(fn, "arguments");
                 heal_llm_tool_call *tc = &ch->tool_calls[i];
 
-                if (!json_is_object(fn) || !json_is_string(json_object_get(fn, "name")))
-                        return heal_error_set(err, -EPROTO,
-                                              "choice %zu, tool call %zu: expected an object with "
-                                              "function.name",
-                                              idx, i);
+                /* A malformed call (no name, arguments as an object rather than a JSON text, as
+                 * some servers send) is kept as it came: the caller answers it with an error
+                 * the model can act on, and the other calls of the turn still count. */
                 tc->id = dup_string(json_object_get(c, "id"));
                 tc->name = dup_string(json_object_get(fn, "name"));
-                tc->arguments = dup_string(json_object_get(fn, "arguments"));
+                tc->arguments =
+                        json_is_object(args) ? json_dumps(args, JSON_COMPACT) : dup_string(args);
                 ch->n_tool_calls++;
                 if (!tc->id || !tc->name || !tc->arguments)
                         return heal_error_set(err, -ENOMEM, "out of memory");

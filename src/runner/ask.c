@@ -23,12 +23,15 @@
 #define TURNS_MAX          100
 #define TIMEOUT_DEFAULT_MS 10000
 #define TAIL_MAX           (8u << 10) /* bytes of each output in a tool message */
+#define CALLS_PER_TURN_MAX 16         /* calls run in one turn; the rest are told to wait */
 
 static const char default_system[] =
         "You can run code with the run_code tool: it builds and runs one program in a sandbox "
         "without network access and returns its status, output and errors. Use it to compute "
         "or check what your answer depends on instead of guessing; when a run fails, read the "
         "error and try again. When you know the answer, reply in plain text, briefly.";
+
+static const char *const ask_keys[] = { "language", "code", "stdin", "timeout_ms", NULL };
 
 static char tool_schema[1024];
 static heal_llm_tool tool = { .name = "run_code" };
@@ -159,7 +162,7 @@ static void run_call(struct ask *a, heal_ask_call *c, const heal_llm_tool_call *
                         error_result("there is no tool '%s': the only tool is run_code", c->name);
                 return;
         }
-        args = tc->arguments_valid ? json_loads(tc->arguments, 0, NULL) : NULL;
+        args = tc->arguments_valid ? json_loads(tc->arguments, JSON_ALLOW_NUL, NULL) : NULL;
         if (!args) {
                 c->result = error_result(
                         "the arguments are not a JSON object (%.200s): call run_code again with "
@@ -191,16 +194,35 @@ static void tell(const struct ask *a, heal_ask_event ev, const heal_ask_call *c)
                 a->o->on_event(ev, c, a->o->userdata);
 }
 
+/* A call without an id (some servers leave it out) gets one, so that its answer can name it. */
+static int name_call(heal_llm_tool_call *tc, unsigned turn, size_t i)
+{
+        char id[48];
+
+        if (tc->id && *tc->id)
+                return 0;
+        snprintf(id, sizeof(id), "call_%u_%zu", turn, i);
+        free(tc->id);
+        tc->id = strdup(id);
+        return tc->id ? 0 : -ENOMEM;
+}
+
 /* The calls of one turn, each answered by a tool message. 1 when canceled. */
-static int run_calls(struct ask *a, unsigned turn, const heal_llm_choice *ch)
+static int run_calls(struct ask *a, unsigned turn, heal_llm_choice *ch)
 {
         for (size_t i = 0; i < ch->n_tool_calls; i++) {
-                heal_ask_call *c = new_call(a, turn, &ch->tool_calls[i]);
+                heal_ask_call *c;
 
-                if (!c)
+                if (name_call(&ch->tool_calls[i], turn, i) < 0 ||
+                    !(c = new_call(a, turn, &ch->tool_calls[i])))
                         return -ENOMEM;
                 tell(a, HEAL_ASK_CALLING, c);
-                run_call(a, c, &ch->tool_calls[i]);
+                if (i < CALLS_PER_TURN_MAX)
+                        run_call(a, c, &ch->tool_calls[i]);
+                else
+                        c->result = error_result("not run: at most %d calls run in one turn; "
+                                                 "call it again in the next",
+                                                 CALLS_PER_TURN_MAX);
                 if (!c->result)
                         return -ENOMEM;
                 tell(a, HEAL_ASK_CALLED, c);
@@ -257,7 +279,7 @@ static int remember_text(heal_ask_result *res, const char *text)
 static int loop(struct ask *a, unsigned max_turns)
 {
         for (unsigned turn = 1; turn <= max_turns; turn++) {
-                const heal_llm_choice *ch;
+                heal_llm_choice *ch;
                 int r;
 
                 if (ask_turn(a, turn))
@@ -308,7 +330,9 @@ int heal_ask_run(heal_ask_result *ret, const heal_ask_opts *o, heal_error *err)
         a.caps = (struct run_code_caps){
                 .default_wall_ms = o->max_timeout_ms ? o->max_timeout_ms : TIMEOUT_DEFAULT_MS,
                 .max_wall_ms = o->max_timeout_ms ? o->max_timeout_ms : TIMEOUT_DEFAULT_MS,
+                .max_mem_bytes = o->limits.mem_max_bytes,
                 .share_net = o->share_net,
+                .keys = ask_keys, /* what the tool's schema offers, nothing more */
         };
         a.resps = calloc(max_turns, sizeof(*a.resps));
         if (a.resps &&

@@ -34,11 +34,26 @@ const char *text_tail(const char *s, size_t len, size_t max, size_t *ret_len)
         return start;
 }
 
-/* "```\n...\n```" holding the tail of @s, after @title, when @s holds anything. */
+/* The longest run of backticks in @s. */
+static size_t backtick_run(const char *s, size_t len)
+{
+        size_t best = 0, run = 0;
+
+        for (size_t i = 0; i < len; i++) {
+                run = s[i] == '`' ? run + 1 : 0;
+                best = MAX(best, run);
+        }
+        return best;
+}
+
+/* The tail of @s in a fence longer than any backtick run in it (CommonMark: it cannot close
+ * early), after @title, when @s holds anything; a NUL becomes U+FFFD, since the turn is a C
+ * string (and the model's JSON holds none either). */
 static void quote_tail(heal_buf *b, const char *title, const char *s, size_t len, size_t max,
                        bool cut_before)
 {
-        size_t n;
+        char fence[64];
+        size_t n, k;
         const char *t;
 
         while (len && (s[len - 1] == '\n' || s[len - 1] == ' '))
@@ -46,10 +61,21 @@ static void quote_tail(heal_buf *b, const char *title, const char *s, size_t len
         if (!len)
                 return;
         t = text_tail(s, len, max, &n);
-        heal_buf_printf(b, "\n%s%s:\n```\n", title,
-                        cut_before || n < len ? " (its last lines)" : "");
-        heal_buf_append(b, t, n);
-        heal_buf_puts(b, "\n```\n");
+        k = MIN(MAX(backtick_run(t, n) + 1, (size_t)3), sizeof(fence) - 1);
+        memset(fence, '`', k);
+        fence[k] = '\0';
+        heal_buf_printf(b, "\n%s%s:\n%s\n", title, cut_before || n < len ? " (its last lines)" : "",
+                        fence);
+        for (const char *p = t, *end = t + n; p < end;) {
+                const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+                heal_buf_append(b, p, (size_t)((nul ? nul : end) - p));
+                if (!nul)
+                        break;
+                heal_buf_puts(b, "\xef\xbf\xbd");
+                p = nul + 1;
+        }
+        heal_buf_printf(b, "\n%s\n", fence);
 }
 
 static void quote_procs(heal_buf *b, const heal_sandbox_result *r)

@@ -7,16 +7,21 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/util.h"
 #include "runner/runner-internal.h"
 
 #define RMTREE_DEPTH_MAX 128
+/* Directories in a file name at most: well below what files_rmtree() removes. */
+#define NAME_DEPTH_MAX 32
+#define SWEEP_AGE_S    600
 
 int files_mkdtemp(char *dir, int *ret_fd, heal_error *err)
 {
@@ -25,7 +30,8 @@ int files_mkdtemp(char *dir, int *ret_fd, heal_error *err)
 
         if (!tmp || tmp[0] != '/')
                 tmp = "/tmp";
-        if (str_printf(dir, PATH_MAX, "%s/heal-exec-XXXXXX", tmp) < 0)
+        files_sweep(tmp);
+        if (str_printf(dir, PATH_MAX, "%s/heal-exec-%d-XXXXXX", tmp, (int)getpid()) < 0)
                 return heal_error_set(err, -ENAMETOOLONG, "TMPDIR '%s' is too long", tmp);
         if (!mkdtemp(dir))
                 return heal_error_set(err, -errno,
@@ -43,14 +49,18 @@ int files_mkdtemp(char *dir, int *ret_fd, heal_error *err)
         return 0;
 }
 
-/* "main.go", "pkg/x.go": relative, no empty, "." or ".." component, not absurdly long. */
+/* "main.go", "pkg/x.go": relative, no empty, "." or ".." component, not absurdly long or
+ * deep. */
 static bool name_ok(const char *name)
 {
         const char *p = name;
+        unsigned depth = 0;
 
         if (!name || !*name || name[0] == '/' || strlen(name) >= 1024)
                 return false;
         while (*p) {
+                if (++depth > NAME_DEPTH_MAX)
+                        return false;
                 size_t n = strcspn(p, "/");
 
                 if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
@@ -109,8 +119,8 @@ int files_write_one(int dirfd, const char *name, const char *data, size_t len, h
 
         if (!name_ok(name))
                 return heal_error_set(err, -EINVAL,
-                                      "file name '%s': must be a relative path "
-                                      "without '.', '..' or empty parts",
+                                      "file name '%.200s': must be a relative path "
+                                      "without '.', '..' or empty parts, at most 32 deep",
                                       name ? name : "");
         r = make_parents(dirfd, name);
         if (r < 0)
@@ -200,4 +210,43 @@ static int rm_at(int at, const char *name, int depth)
 int files_rmtree(const char *dir)
 {
         return rm_at(AT_FDCWD, dir, 0);
+}
+
+/* heal-exec-PID-XXXXXX directories of ours whose process is gone (it was SIGKILLed before it
+ * could remove them) and that are older than SWEEP_AGE_S: a heal in another PID namespace
+ * sharing this directory has PIDs we cannot see, but its directory is new while it runs. */
+static void sweep(const char *tmp)
+{
+        DIR *d = opendir(tmp);
+        struct dirent *de;
+        uid_t me = getuid();
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                char path[PATH_MAX], *end;
+                struct stat st;
+                long pid;
+
+                if (strncmp(de->d_name, "heal-exec-", 10) != 0)
+                        continue;
+                pid = strtol(de->d_name + 10, &end, 10);
+                if (end == de->d_name + 10 || *end != '-' || pid <= 0 || pid == getpid() ||
+                    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                        continue;
+                if (str_printf(path, sizeof(path), "%s/%s", tmp, de->d_name) < 0 ||
+                    lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != me ||
+                    time(NULL) - st.st_mtime < SWEEP_AGE_S)
+                        continue;
+                (void)files_rmtree(path);
+        }
+        closedir(d);
+}
+
+void files_sweep(const char *tmp)
+{
+        static int swept;
+
+        if (!__atomic_exchange_n(&swept, 1, __ATOMIC_SEQ_CST))
+                sweep(tmp);
 }

@@ -42,6 +42,9 @@ int files_write_one(int dirfd, const char *name, const char *data, size_t len, h
 bool files_exists(int dirfd, const char *name);
 /* rm -rf @dir, whatever modes the program left behind. 0 or -errno. */
 int files_rmtree(const char *dir);
+/* Once per process: remove the heal-exec-PID-* directories under @tmp that processes of this
+ * user left when they were killed (PID no longer running). */
+void files_sweep(const char *tmp);
 
 /* stage.c */
 struct runner_stage_io {

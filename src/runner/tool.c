@@ -189,7 +189,7 @@ int run_code_parse(struct run_code_call *c, json_t *args, const heal_runner_limi
         *c = (struct run_code_call){ .ro = HEAL_RUNNER_OPTS_INIT };
         if (!json_is_object(args))
                 return heal_error_set(err, -EINVAL, "the arguments must be a JSON object");
-        r = tool_args_known(args, run_code_keys, err);
+        r = tool_args_known(args, caps->keys ? caps->keys : run_code_keys, err);
         if (r < 0)
                 return r;
         c->held = json_incref(args);

@@ -19,6 +19,7 @@ struct run_code_caps {
         uint64_t max_mem_bytes;
         uint64_t max_out_bytes;
         bool share_net;
+        const char *const *keys; /* the arguments taken (NULL: all of run_code's) */
 };
 
 /* One call, ready for heal_runner_exec(): its strings point into @held. */

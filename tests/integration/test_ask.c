@@ -281,3 +281,73 @@ Test(ask, usage_errors)
                 cr_assert(strstr(run.err, "heal ask: "), "case %zu: %s", i, run.err);
         }
 }
+
+Test(ask, malformed_calls_are_answered_and_only_sixteen_run_in_a_turn)
+{
+        json_t *r, *calls = json_array(), *msg;
+
+        /* a call without a name, arguments as an object, a NUL in the code, then 17 more */
+        json_array_append_new(calls, json_pack("{s:s,s:s,s:{s:s}}", "id", "c_noname", "type",
+                                               "function", "function", "arguments", "{}"));
+        json_array_append_new(calls, json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s}}}", "id", "c_obj",
+                                               "type", "function", "function", "name", "run_code",
+                                               "arguments", "language", "sh", "code", "echo obj"));
+        json_array_append_new(calls,
+                              json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", "c_nul", "type", "function",
+                                        "function", "name", "run_code", "arguments",
+                                        "{\"language\":\"sh\",\"code\":\"echo a; # \\u0000\"}"));
+        for (int i = 0; i < 17; i++) {
+                char id[32];
+
+                snprintf(id, sizeof(id), "c_%d", i);
+                json_array_append_new(calls, json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "type",
+                                                       "function", "function", "name", "run_code",
+                                                       "arguments",
+                                                       "{\"language\":\"sh\",\"code\":\"true\"}"));
+        }
+        msg = json_pack("{s:s,s:n,s:o}", "role", "assistant", "content", "tool_calls", calls);
+        reply(0, json_pack("{s:[{s:i,s:o,s:s}]}", "choices", "index", 0, "message", msg,
+                           "finish_reason", "tool_calls"));
+        turn(1, "done", NULL);
+        ASK(2, "q");
+        cr_assert_eq(run.code, 0, "stderr: %s", run.err);
+        r = tool_result(1, "c_noname");
+        cr_assert(strstr(field(r, "error"), "no tool ''"), "%s", field(r, "error"));
+        json_decref(r);
+        r = tool_result(1, "c_obj");
+        cr_assert_str_eq(field(r, "stdout"), "obj\n");
+        json_decref(r);
+        r = tool_result(1, "c_nul");
+        cr_assert_str_eq(field(r, "stdout"), "a\n");
+        json_decref(r);
+        r = tool_result(1, "c_12");
+        cr_assert_str_eq(field(r, "status"), "ok", "the 16th call ran");
+        json_decref(r);
+        r = tool_result(1, "c_13");
+        cr_assert(strstr(field(r, "error"), "at most 16 calls"), "%s", field(r, "error"));
+        json_decref(r);
+}
+
+Test(ask, a_call_gets_only_what_the_schema_offers_and_the_users_memory_limit)
+{
+        json_t *r;
+
+        turn(0, NULL,
+             (const char *const[]){
+                     "run_code",
+                     "{\"language\":\"python3\",\"code\":\"x = bytearray(1 << 30)\","
+                     "\"memory_mb\":100000}",
+                     "run_code", "{\"language\":\"python3\",\"code\":\"x = bytearray(300 << 20)\"}",
+                     NULL });
+        turn(1, "done", NULL);
+        ASK(2, "--memory", "100M", "q");
+        cr_assert_eq(run.code, 0, "stderr: %s", run.err);
+        r = tool_result(1, "call_0_0");
+        cr_assert(strstr(field(r, "error"), "unknown argument 'memory_mb'"), "%s",
+                  field(r, "error"));
+        json_decref(r);
+        r = tool_result(1, "call_0_1");
+        cr_assert_str_eq(field(r, "status"), "memory_limit", "--memory holds: %s",
+                         field(r, "message"));
+        json_decref(r);
+}

@@ -3,6 +3,7 @@
  * args, the JSON document, the temporary directory, the network. Runs the heal binary. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "heal/runner.h"
@@ -527,4 +529,56 @@ Test(exec, library_checks_files_and_cancels)
         cr_assert_str_eq(heal_exec_status_to_string(res.status), "canceled");
         heal_runner_result_release(&res);
         heal_runner_free(rn);
+}
+
+Test(exec, the_directories_of_a_killed_heal_are_removed_at_the_next_start)
+{
+        char dead[PATH_MAX], live[PATH_MAX], old[PATH_MAX], deep[1100] = "";
+        pid_t pid = fork();
+        struct stat st;
+
+        cr_assert_geq(pid, 0);
+        if (pid == 0)
+                _exit(0);
+        waitpid(pid, NULL, 0); /* a PID that no process has now */
+        snprintf(dead, sizeof(dead), "%s/heal-exec-%d-aaaaaa", tmp, (int)pid);
+        snprintf(live, sizeof(live), "%s/heal-exec-%d-bbbbbb", tmp, (int)getpid());
+        snprintf(old, sizeof(old), "%s/heal-exec-cccccc", tmp);
+        cr_assert_eq(mkdir(dead, 0700), 0);
+        test_write_file(dead, "main.py", "print(1)\n");
+        cr_assert_eq(mkdir(live, 0700), 0);
+        cr_assert_eq(mkdir(old, 0700), 0);
+        {
+                /* an hour old: a new one might be another PID namespace's */
+                struct timespec t[2] = { { time(NULL) - 3600, 0 }, { time(NULL) - 3600, 0 } };
+
+                cr_assert_eq(utimensat(AT_FDCWD, dead, t, 0), 0);
+                cr_assert_eq(utimensat(AT_FDCWD, live, t, 0), 0);
+        }
+        test_write_file(dir, "hi.py", "print('hi')\n");
+        HEAL(NULL, "hi.py");
+        cr_assert_eq(ran.code, 0, "%s", ran.err);
+        cr_assert_neq(stat(dead, &st), 0, "%s was left", dead);
+        cr_assert_eq(stat(live, &st), 0, "a running process's directory stays");
+        cr_assert_eq(stat(old, &st), 0, "a name without a PID is not heal's to judge");
+        /* and names too deep to remove are refused in the first place */
+        for (int i = 0; i < 33; i++)
+                strcat(deep, "d/");
+        strcat(deep, "x.py");
+        {
+                heal_runner_file f[] = { { "main.py", "print(1)\n", 9 }, { deep, "", 0 } };
+                heal_runner_opts o = HEAL_RUNNER_OPTS_INIT;
+                heal_runner_result res = { 0 };
+                heal_error err = HEAL_ERROR_INIT;
+                heal_runner *rn = NULL;
+
+                cr_assert_eq(heal_runner_new(&rn, &err), 0, "%s", err.msg);
+                o.files = f;
+                o.n_files = 2;
+                cr_assert_eq(heal_runner_exec(&res, rn, &o, &err), -EINVAL);
+                cr_assert(strstr(err.msg, "at most 32 deep"), "%s", err.msg);
+                heal_runner_free(rn);
+        }
+        rmdir(live);
+        rmdir(old);
 }

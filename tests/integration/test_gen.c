@@ -297,3 +297,37 @@ Test(gen, the_demo_cassettes_replay)
         cr_assert_eq(run.code, 0, "stderr: %s", run.err);
         cr_assert_str_eq(run.out, "The sum of the first 100 primes is 24133.\n");
 }
+
+Test(gen, output_with_a_nul_or_fences_is_fed_back_whole)
+{
+        /* the turn is a C string, and a fence in the output must not end its quote */
+        answer(0, fenced("python", "import sys\nsys.stderr.write('bad\\x00 more\\n```\\nafter "
+                                   "fence\\n')\nsys.exit(1)\n"));
+        answer(1, fenced("python", "print('ok')\n"));
+        GEN(2, "--lang", "python3", "x");
+        cr_assert_eq(run.code, 0, "stderr: %s", run.err);
+        cr_assert(strstr(request_body(1), "after fence"), "%s", request_body(1));
+        cr_assert(strstr(request_body(1), "````\\n"), "a longer fence: %s", request_body(1));
+        cr_assert(strstr(request_body(1), "Fix the program"), "%s", request_body(1));
+}
+
+Test(gen, keep_is_checked_before_the_model_is_asked)
+{
+        char file[4096], existing[4096];
+
+        answer(0, fenced("go", GOOD_GO));
+        snprintf(file, sizeof(file), "%s/a-file", dir);
+        test_write_file(dir, "a-file", "x");
+        GEN(1, "--keep", file, "print three lines");
+        cr_assert_eq(run.code, 2, "%s", run.err);
+        cr_assert(strstr(run.err, "is not a directory"), "%s", run.err);
+        cr_assert_eq(srv.served, 0, "no model request");
+        test_proc_release(&run);
+        snprintf(existing, sizeof(existing), "%s/kept", dir);
+        mkdir(existing, 0755);
+        test_write_file(existing, "main.go", "// mine\n");
+        GEN(1, "--keep", existing, "print three lines");
+        cr_assert_eq(run.code, 2, "%s", run.err);
+        cr_assert(strstr(run.err, "does not overwrite"), "%s", run.err);
+        cr_assert_eq(srv.served, 0);
+}
