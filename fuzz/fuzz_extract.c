@@ -15,8 +15,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "fuzz.h"
 #include "heal/gen.h"
+
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
