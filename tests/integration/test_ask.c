@@ -9,12 +9,10 @@
 #include <string.h>
 
 #include "harness.h"
-#include "httpd.h"
+#include "model.h"
 
-static struct httpd srv;
+static struct model model;
 static struct test_proc run;
-static char *bodies[8];
-static struct httpd_reply replies[8];
 static char *dir;
 static json_t *doc;
 
@@ -25,8 +23,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-        for (size_t i = 0; i < 8; i++)
-                free(bodies[i]), bodies[i] = NULL;
+        model_release(&model);
         test_proc_release(&run);
         json_decref(doc);
         doc = NULL;
@@ -38,9 +35,7 @@ TestSuite(ask, .init = setup, .fini = teardown, .timeout = 120);
 
 static void reply(size_t i, json_t *body)
 {
-        bodies[i] = json_dumps(body, JSON_COMPACT);
-        json_decref(body);
-        replies[i] = (struct httpd_reply){ .status = 200, .body = bodies[i] };
+        model_reply(&model, i, body);
 }
 
 /* A Chat Completions turn: @text and the calls in @calls (pairs of name, arguments JSON). */
@@ -68,29 +63,18 @@ static void turn(size_t i, const char *text, const char *const *calls)
 
 static void ask(size_t n, const char *provider, const char *const *args)
 {
-        const char *argv[64] = { "ask", "--model", provider, "--llm-url", NULL, "--no-cache" };
-        size_t k = 6;
-
-        httpd_start(&srv, replies, n);
-        argv[4] = srv.base_url;
-        for (size_t i = 0; args[i] && k < 63; i++)
-                argv[k++] = args[i];
-        argv[k] = NULL;
-        test_heal(&run, dir, (const char *const[]){ "ANTHROPIC_API_KEY=sk-ant-test", NULL }, NULL,
-                  argv);
-        httpd_stop(&srv);
+        model_run(&model, &run, dir, (const char *const[]){ "ANTHROPIC_API_KEY=sk-ant-test", NULL },
+                  "ask", provider, n, args);
 }
 
 #define ASK(n, ...) ask(n, "openai:test-model", (const char *const[]){ __VA_ARGS__, NULL })
 
 static json_t *request(size_t i)
 {
-        const char *b = strstr(srv.requests[i], "\r\n\r\n");
-        json_t *j;
+        const char *b = model_request_body(&model, i);
+        json_t *j = json_loads(b, 0, NULL);
 
-        cr_assert_not_null(b, "request %zu was not recorded", i);
-        j = json_loads(b + 4, 0, NULL);
-        cr_assert_not_null(j, "request %zu is not JSON: %s", i, b + 4);
+        cr_assert_not_null(j, "request %zu is not JSON: %s", i, b);
         return j;
 }
 
@@ -135,7 +119,7 @@ Test(ask, calls_in_one_turn_failures_and_a_timeout_then_an_answer)
         ASK(3, "-v", "what is 1+2+...+100?");
         cr_assert_eq(run.code, 0, "stderr: %s", run.err);
         cr_assert_str_eq(run.out, "The sum is 5050.\n");
-        cr_assert_eq(srv.served, 3);
+        cr_assert_eq(model.srv.served, 3);
 
         /* the tool as offered */
         req = request(0);
@@ -235,7 +219,7 @@ Test(ask, the_turn_limit)
         ASK(1, "--max-turns", "1", "q");
         cr_assert_eq(run.code, 3, "stderr: %s", run.err);
         cr_assert(strstr(run.err, "still called tools after 1 turns"), "%s", run.err);
-        cr_assert_eq(srv.served, 1);
+        cr_assert_eq(model.srv.served, 1);
 }
 
 Test(ask, json_report)

@@ -10,17 +10,15 @@
 #include <sys/stat.h>
 
 #include "harness.h"
-#include "httpd.h"
+#include "model.h"
 
 #define GOOD_GO                                                                   \
  "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfor i := 1; i <= 3; i++ {\n" \
  "\t\tfmt.Println(\"line\", i)\n\t}\n}\n"
 #define BAD_GO "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(undefinedThing)\n}\n"
 
-static struct httpd srv;
+static struct model model;
 static struct test_proc run;
-static char *bodies[8];
-static struct httpd_reply replies[8];
 static char *dir;
 static json_t *doc;
 
@@ -31,8 +29,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-        for (size_t i = 0; i < 8; i++)
-                free(bodies[i]), bodies[i] = NULL;
+        model_release(&model);
         test_proc_release(&run);
         json_decref(doc);
         doc = NULL;
@@ -45,14 +42,11 @@ TestSuite(gen, .init = setup, .fini = teardown, .timeout = 120);
 /* A Chat Completions answer whose text is @text. */
 static void answer(size_t i, const char *text)
 {
-        json_t *o = json_pack("{s:s,s:[{s:i,s:{s:s,s:s},s:s}],s:{s:i,s:i}}", "id", "chatcmpl-t",
+        model_reply(&model, i,
+                    json_pack("{s:s,s:[{s:i,s:{s:s,s:s},s:s}],s:{s:i,s:i}}", "id", "chatcmpl-t",
                               "choices", "index", 0, "message", "role", "assistant", "content",
                               text, "finish_reason", "stop", "usage", "prompt_tokens", 50,
-                              "completion_tokens", 20);
-
-        bodies[i] = json_dumps(o, JSON_COMPACT);
-        json_decref(o);
-        replies[i] = (struct httpd_reply){ .status = 200, .body = bodies[i] };
+                              "completion_tokens", 20));
 }
 
 static char *fenced(const char *tag, const char *code)
@@ -67,30 +61,9 @@ static char *fenced(const char *tag, const char *code)
 }
 
 /* heal gen ARGS against the server holding @n scripted answers. */
-static void gen(size_t n, const char *const *args)
-{
-        const char *argv[64] = { "gen",       "--model", "openai:test-model",
-                                 "--llm-url", NULL,      "--no-cache" };
-        size_t k = 6;
-
-        httpd_start(&srv, replies, n);
-        argv[4] = srv.base_url;
-        for (size_t i = 0; args[i] && k < 63; i++)
-                argv[k++] = args[i];
-        argv[k] = NULL;
-        test_heal(&run, dir, NULL, NULL, argv);
-        httpd_stop(&srv);
-}
-
-#define GEN(n, ...) gen(n, (const char *const[]){ __VA_ARGS__, NULL })
-
-static const char *request_body(size_t i)
-{
-        const char *b = strstr(srv.requests[i], "\r\n\r\n");
-
-        cr_assert_not_null(b, "request %zu was not recorded", i);
-        return b + 4;
-}
+#define GEN(n, ...)                                                \
+ model_run(&model, &run, dir, NULL, "gen", "openai:test-model", n, \
+           (const char *const[]){ __VA_ARGS__, NULL })
 
 Test(gen, a_program_that_does_not_compile_then_the_fixed_one)
 {
@@ -103,10 +76,10 @@ Test(gen, a_program_that_does_not_compile_then_the_fixed_one)
         cr_assert_str_eq(run.out, "line 1\nline 2\nline 3\n");
         cr_assert(strstr(run.err, "attempt 1: compile_error"), "%s", run.err);
         cr_assert(strstr(run.err, "ok after 2 attempts"), "%s", run.err);
-        cr_assert_eq(srv.served, 2);
+        cr_assert_eq(model.srv.served, 2);
         /* the second request is the same conversation: the task, the first answer, the error */
-        req = json_loads(request_body(1), 0, NULL);
-        cr_assert_not_null(req, "%s", request_body(1));
+        req = json_loads(model_request_body(&model, 1), 0, NULL);
+        cr_assert_not_null(req, "%s", model_request_body(&model, 1));
         msgs = json_object_get(req, "messages");
         cr_assert_eq(json_array_size(msgs), 4, "system, task, answer, feedback");
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(msgs, 0), "role")),
@@ -144,13 +117,16 @@ Test(gen, every_kind_of_failure_is_fed_back)
         GEN(4, "--lang", "python3", "--retries", "3", "--timeout", "1s", "count");
         cr_assert_eq(run.code, 0, "stderr: %s", run.err);
         cr_assert_str_eq(run.out, "done\n");
-        cr_assert(strstr(request_body(1), "no code block"), "%s", request_body(1));
-        cr_assert(strstr(request_body(2), "The program failed: exit status 1"), "%s",
-                  request_body(2));
-        cr_assert(strstr(request_body(2), "boom: bad input"), "stderr fed back");
-        cr_assert(strstr(request_body(2), "partial"), "stdout fed back");
-        cr_assert(strstr(request_body(3), "did not finish in time"), "%s", request_body(3));
-        cr_assert(strstr(request_body(3), "busy: an endless loop"), "%s", request_body(3));
+        cr_assert(strstr(model_request_body(&model, 1), "no code block"), "%s",
+                  model_request_body(&model, 1));
+        cr_assert(strstr(model_request_body(&model, 2), "The program failed: exit status 1"), "%s",
+                  model_request_body(&model, 2));
+        cr_assert(strstr(model_request_body(&model, 2), "boom: bad input"), "stderr fed back");
+        cr_assert(strstr(model_request_body(&model, 2), "partial"), "stdout fed back");
+        cr_assert(strstr(model_request_body(&model, 3), "did not finish in time"), "%s",
+                  model_request_body(&model, 3));
+        cr_assert(strstr(model_request_body(&model, 3), "busy: an endless loop"), "%s",
+                  model_request_body(&model, 3));
 }
 
 Test(gen, retries_run_out_and_the_last_error_is_named)
@@ -159,7 +135,7 @@ Test(gen, retries_run_out_and_the_last_error_is_named)
         answer(1, fenced("go", BAD_GO));
         GEN(2, "--retries", "1", "print three lines");
         cr_assert_eq(run.code, 3, "stderr: %s", run.err);
-        cr_assert_eq(srv.served, 2, "1 + --retries requests");
+        cr_assert_eq(model.srv.served, 2, "1 + --retries requests");
         cr_assert(strstr(run.err, "no working program after 2 attempts; the last: compile_error"),
                   "%s", run.err);
         cr_assert(strstr(run.err, "undefined: undefinedThing"), "%s", run.err);
@@ -232,14 +208,15 @@ Test(gen, the_budget_stops_the_retries)
         answer(1, fenced("go", GOOD_GO));
         GEN(2, "--max-requests", "1", "print three lines");
         cr_assert_eq(run.code, 4, "stderr: %s", run.err);
-        cr_assert_eq(srv.served, 1, "nothing sent past the budget");
+        cr_assert_eq(model.srv.served, 1, "nothing sent past the budget");
         cr_assert(strstr(run.err, "budget"), "%s", run.err);
 }
 
 Test(gen, a_model_that_fails_is_exit_5)
 {
-        replies[0] = (struct httpd_reply){ .status = 401,
-                                           .body = "{\"error\":{\"message\":\"bad key sk-x\"}}" };
+        model.replies[0] =
+                (struct httpd_reply){ .status = 401,
+                                      .body = "{\"error\":{\"message\":\"bad key sk-x\"}}" };
         GEN(1, "print three lines");
         cr_assert_eq(run.code, 5, "stderr: %s", run.err);
         cr_assert(strstr(run.err, "bad key"), "the provider's own message: %s", run.err);
@@ -306,9 +283,12 @@ Test(gen, output_with_a_nul_or_fences_is_fed_back_whole)
         answer(1, fenced("python", "print('ok')\n"));
         GEN(2, "--lang", "python3", "x");
         cr_assert_eq(run.code, 0, "stderr: %s", run.err);
-        cr_assert(strstr(request_body(1), "after fence"), "%s", request_body(1));
-        cr_assert(strstr(request_body(1), "````\\n"), "a longer fence: %s", request_body(1));
-        cr_assert(strstr(request_body(1), "Fix the program"), "%s", request_body(1));
+        cr_assert(strstr(model_request_body(&model, 1), "after fence"), "%s",
+                  model_request_body(&model, 1));
+        cr_assert(strstr(model_request_body(&model, 1), "````\\n"), "a longer fence: %s",
+                  model_request_body(&model, 1));
+        cr_assert(strstr(model_request_body(&model, 1), "Fix the program"), "%s",
+                  model_request_body(&model, 1));
 }
 
 Test(gen, keep_is_checked_before_the_model_is_asked)
@@ -321,7 +301,7 @@ Test(gen, keep_is_checked_before_the_model_is_asked)
         GEN(1, "--keep", file, "print three lines");
         cr_assert_eq(run.code, 2, "%s", run.err);
         cr_assert(strstr(run.err, "is not a directory"), "%s", run.err);
-        cr_assert_eq(srv.served, 0, "no model request");
+        cr_assert_eq(model.srv.served, 0, "no model request");
         test_proc_release(&run);
         snprintf(existing, sizeof(existing), "%s/kept", dir);
         mkdir(existing, 0755);
@@ -329,5 +309,5 @@ Test(gen, keep_is_checked_before_the_model_is_asked)
         GEN(1, "--keep", existing, "print three lines");
         cr_assert_eq(run.code, 2, "%s", run.err);
         cr_assert(strstr(run.err, "does not overwrite"), "%s", run.err);
-        cr_assert_eq(srv.served, 0);
+        cr_assert_eq(model.srv.served, 0);
 }
