@@ -124,7 +124,12 @@ static json_t *tool_result(const heal_mcp_server *s, json_t *structured, bool is
                                        text      ? text
                                        : message ? message
                                                  : "");
-        size_t size = res ? json_dumpb(res, NULL, 0, JSON_COMPACT) : 0;
+        size_t size = 0;
+
+        /* the message is the document (L bytes) plus its text, where each byte is escaped into
+         * at most 2: under 3L + some, so only a large document needs its exact size */
+        if (res && text && 3 * strlen(text) + 65536 >= MCP_MESSAGE_MAX)
+                size = json_dumpb(res, NULL, 0, JSON_COMPACT);
 
         if (res && structured && size > MCP_MESSAGE_MAX && s->structured) {
                 char *brief = summary(structured, strlen(text));
