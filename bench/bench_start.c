@@ -5,15 +5,19 @@
  * Cases (each timed with CLOCK_MONOTONIC around spawn + wait, stdio on /dev/null):
  *   bare     posix_spawn(3) + waitpid(2): glibc's clone(CLONE_VM | CLONE_VFORK) + execve
  *   lib      heal_sandbox_run() on one reused heal_sandbox: default view, default limits,
- *            heal_sandbox_inherit_env(environ) (what the repair search pays per candidate)
+ *            heal_sandbox_inherit_env(environ) (what the repair search pays per candidate,
+ *            with the pre-made namespaces every run after a process's second one joins)
+ *   libcold  the same run after heal_sandbox_pool_release(): it creates every namespace
+ *            itself, as a process's first run does
  *   cli      the process 'heal run -- /bin/true'
  *   bwrap    bwrap --unshare-all --die-with-parent --ro-bind / / --proc /proc --dev /dev
  *            --tmpfs /tmp /bin/true
  *   unshare  unshare -U -r -m -p -n -f --mount-proc /bin/true
  *
  * Every round runs each case once, the first case of a round rotating, so machine noise hits
- * all cases alike; BENCH_WARMUP_RUNS rounds are discarded first. Prints medians, p10, p90, the
- * ratios the issue sets targets for, and the library's own start-up breakdown.
+ * all cases alike; before each case the library's pool thread is waited for (untimed), so no
+ * case shares the CPUs with it; BENCH_WARMUP_RUNS rounds are discarded first. Prints medians, p10,
+ * p90, the ratios the issue sets targets for, and the library's own start-up breakdown.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,10 +37,12 @@
 
 extern char **environ;
 
-enum { CASE_BARE, CASE_LIB, CASE_CLI, CASE_BWRAP, CASE_UNSHARE, N_CASES };
+enum { CASE_BARE, CASE_LIB, CASE_LIBCOLD, CASE_CLI, CASE_BWRAP, CASE_UNSHARE, N_CASES };
 enum { T_CLONE, T_MAPS, T_MOUNTS, T_EXEC, T_END, N_TIMING };
 
-static const char *const case_names[N_CASES] = { "bare", "lib", "cli", "bwrap", "unshare" };
+static const char *const case_names[N_CASES] = {
+        "bare", "lib", "libcold", "cli", "bwrap", "unshare"
+};
 static const char *const timing_names[N_TIMING] = { "clone_us", "maps_us", "mounts_us", "exec_us",
                                                     "end_us" };
 
@@ -65,6 +71,7 @@ struct ctx {
         double *timing[N_TIMING];
         size_t n_timing;
         double timing_med[N_TIMING];
+        size_t n_pooled; /* lib runs that joined pre-made namespaces */
 };
 
 static const char *const true_argv[] = { "/bin/true", NULL };
@@ -194,6 +201,8 @@ static void setup_heal(struct ctx *c)
         if (!lib->on)
                 snprintf(lib->skip, sizeof(lib->skip), "heal_sandbox_run() failed: %.200s",
                          c->note);
+        c->c[CASE_LIBCOLD].on = lib->on;
+        memcpy(c->c[CASE_LIBCOLD].skip, lib->skip, sizeof(lib->skip));
         if (access(c->heal, X_OK) < 0) {
                 snprintf(cli->skip, sizeof(cli->skip), "'%.200s' not executable (use --heal PATH)",
                          c->heal);
@@ -203,13 +212,17 @@ static void setup_heal(struct ctx *c)
         set_argv(cli, c->pids_fallback ? cli_nopids : cli_argv);
 }
 
-static int run_lib(struct ctx *c, bool keep, uint64_t *ret_ns)
+static int run_lib(struct ctx *c, bool cold, bool keep, uint64_t *ret_ns)
 {
         heal_sandbox_result res = { 0 };
         heal_error err = HEAL_ERROR_INIT;
-        uint64_t t0 = bench_now_ns();
-        int r = heal_sandbox_run(c->sb, true_argv, &res, &err);
+        uint64_t t0;
+        int r;
 
+        if (cold)
+                heal_sandbox_pool_release();
+        t0 = bench_now_ns();
+        r = heal_sandbox_run(c->sb, true_argv, &res, &err);
         *ret_ns = bench_now_ns() - t0;
         if (r < 0) {
                 fprintf(stderr, "bench-start: lib: %s\n", err.msg);
@@ -219,7 +232,7 @@ static int run_lib(struct ctx *c, bool keep, uint64_t *ret_ns)
                 fprintf(stderr, "bench-start: lib: %s %s\n",
                         heal_sandbox_status_to_string(res.status), res.message);
                 r = -EIO;
-        } else if (keep) {
+        } else if (keep && !cold) {
                 const heal_sandbox_timing *t = &res.timing;
                 size_t i = c->n_timing++;
 
@@ -228,6 +241,7 @@ static int run_lib(struct ctx *c, bool keep, uint64_t *ret_ns)
                 c->timing[T_MOUNTS][i] = (double)t->mounts_us;
                 c->timing[T_EXEC][i] = (double)t->exec_us;
                 c->timing[T_END][i] = (double)t->end_us;
+                c->n_pooled += t->pooled;
         }
         heal_sandbox_result_release(&res);
         return r;
@@ -239,8 +253,9 @@ static int run_case(struct ctx *c, int i, bool keep)
         uint64_t ns = 0;
         int st;
 
-        if (i == CASE_LIB) {
-                st = run_lib(c, keep, &ns);
+        heal_sandbox_pool_wait(); /* the pool's thread done: nothing else on the CPUs */
+        if (i == CASE_LIB || i == CASE_LIBCOLD) {
+                st = run_lib(c, i == CASE_LIBCOLD, keep, &ns);
                 if (st < 0)
                         return st;
         } else {
@@ -326,6 +341,7 @@ struct ratio {
 static const struct ratio ratios[] = {
         { "cli/bwrap", CASE_CLI, CASE_BWRAP, "heal run <= 0.4x bwrap", 0.4 },
         { "lib/bare", CASE_LIB, CASE_BARE, "library <= 3x bare fork+exec", 3.0 },
+        { "libcold/bare", CASE_LIBCOLD, CASE_BARE, NULL, 0.0 },
         { "cli/bare", CASE_CLI, CASE_BARE, NULL, 0.0 },
 };
 
@@ -374,10 +390,10 @@ static void print_human(const struct ctx *c)
                         printf("   target: %-30s %s", q->target, verdict(v, q->limit));
                 printf("\n");
         }
-        printf("\nlibrary start-up, median µs since heal_sandbox_run() began:\n ");
+        printf("\nlibrary start-up (lib), median µs since heal_sandbox_run() began:\n ");
         for (int t = 0; t < N_TIMING; t++)
                 printf(" %s %.0f", timing_names[t], c->timing_med[t]);
-        printf("\n");
+        printf("\n  %zu of %zu lib runs joined pre-made namespaces\n", c->n_pooled, c->n_timing);
 }
 
 static json_t *case_json(const struct bcase *bc)
@@ -409,12 +425,12 @@ static json_t *results_json(const struct ctx *c)
         }
         for (int t = 0; t < N_TIMING; t++)
                 json_object_set_new(tim, timing_names[t], bench_json_num(c->timing_med[t]));
-        return json_pack("{s:s,s:I,s:I,s:I,s:I,s:s,s:o,s:o,s:o,s:o,s:b,s:s}", "bench", "start",
+        return json_pack("{s:s,s:I,s:I,s:I,s:I,s:s,s:o,s:o,s:o,s:o,s:I,s:b,s:s}", "bench", "start",
                          "runs", (json_int_t)c->runs, "warmup", (json_int_t)BENCH_WARMUP_RUNS,
                          "ballast_mb", (json_int_t)c->ballast_mb, "euid", (json_int_t)geteuid(),
                          "bare_spawn", "posix_spawn", "cases", cases, "ratios", rat, "targets", tgt,
-                         "lib_timing_median_us", tim, "pids_limit_off", c->pids_fallback, "note",
-                         c->note);
+                         "lib_timing_median_us", tim, "lib_pooled_runs", (json_int_t)c->n_pooled,
+                         "pids_limit_off", c->pids_fallback, "note", c->note);
 }
 
 static void ctx_release(struct ctx *c)

@@ -211,6 +211,8 @@ typedef struct heal_sandbox_proc {
  * @mounts_us:  the mount plan was applied and the root pivoted.
  * @exec_us:    the command was about to execve(2).
  * @end_us:     the run was reaped.
+ * @pooled:     the run joined pre-made user, network and IPC namespaces instead of creating
+ *              them (see heal_sandbox_pool_release()); @maps_us is then when it had joined.
  */
 typedef struct heal_sandbox_timing {
         uint64_t clone_us;
@@ -218,6 +220,7 @@ typedef struct heal_sandbox_timing {
         uint64_t mounts_us;
         uint64_t exec_us;
         uint64_t end_us;
+        bool pooled;
 } heal_sandbox_timing;
 
 /**
@@ -406,6 +409,36 @@ int heal_sandbox_add_seccomp_rule(heal_sandbox *sb, const char *syscall, int err
  */
 int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_result *ret_result,
                      heal_error *err);
+
+/**
+ * heal_sandbox_pool_release() - Close the pre-made namespaces the library keeps for the next run.
+ *
+ * From its second sandbox with a network namespace of its own on, a process keeps one
+ * pre-made user namespace with the network and IPC namespaces it owns (three descriptors,
+ * O_CLOEXEC): after each such run, a thread of the library (started on first need, every
+ * signal blocked, idle otherwise) makes the next set, and the next heal_sandbox_run() joins it
+ * with setns(2) instead of creating a network namespace (about 0.35 ms of kernel work) on its
+ * critical path; the sandbox's own mount, PID, UTS and cgroup namespaces are still new. Each
+ * set serves one sandbox only and is never used by a forked child of the process that made
+ * it. Call this to get the descriptors back (before counting descriptors, or before a long
+ * idle period); later runs make a new set as needed.
+ *
+ * Context: thread-safe; waits while the pool's thread is making a set.
+ * See: setns(2), network_namespaces(7), user_namespaces(7) ("Defining user and group ID
+ *      mappings"), clone(2) (CLONE_VM | CLONE_VFORK, as posix_spawn(3)).
+ */
+void heal_sandbox_pool_release(void);
+
+/**
+ * heal_sandbox_pool_wait() - Wait until the pool's thread has made the set it was asked for.
+ *
+ * For benchmarks and tests: a run that starts while the set is being made takes the cold path,
+ * and a measurement taken meanwhile shares the CPUs with it.
+ * Return: true when a set is ready for this process's next run; false when none was asked for
+ *         yet (the first run of a process) or making one failed (user namespaces refused: the
+ *         cold path then explains why).
+ */
+bool heal_sandbox_pool_wait(void);
 
 /**
  * heal_sandbox_cancel() - Stop the run in progress on @sb (status HEAL_STATUS_CANCELED).

@@ -6,10 +6,14 @@
  * so only async-signal-safe calls are allowed: no malloc, no stdio, no locale. Every string was
  * built by the parent (plan-compile.c); failures go back as a fixed-size struct report.
  *
- * Order (each step's failure names the step): uid/gid maps, nested-userns limit, private mount
- * propagation, a staging tmpfs pivoted to "/" (the host root stays reachable at /oldroot), the
- * plan's entries under /newroot, pivot into /newroot, hostname, loopback, then the command in
- * a new session with rlimits, no capabilities, no_new_privs and the seccomp filter.
+ * Order (each step's failure names the step): the user namespace — either clone3() made every
+ * namespace and we write our uid/gid maps and forbid nested user namespaces, or we join the
+ * pool's pre-made user, network and IPC namespaces (netpool.c), unshare the others and start
+ * init as the first process of the new PID namespace (start_init) —; then in init: private
+ * mount propagation, a staging tmpfs pivoted to "/" (the host root stays reachable at
+ * /oldroot), the plan's entries under /newroot (child-mount.c), pivot into /newroot, hostname,
+ * loopback, then the command in a new session with rlimits, no capabilities, no_new_privs and
+ * the seccomp filter.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +27,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -33,16 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sandbox-internal.h"
+#include "child-internal.h"
 
-#ifndef MOUNT_ATTR__ATIME
-# define MOUNT_ATTR__ATIME 0x00000070
-#endif
 #ifndef CLOSE_RANGE_CLOEXEC
 # define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-static const struct child_plan *P;
+const struct child_plan *P;
 
 static uint64_t clock_ns(void)
 {
@@ -53,7 +55,7 @@ static uint64_t clock_ns(void)
 }
 
 /* Concatenate @a and @b into @dst (capacity @cap); false when it does not fit. */
-static bool join(char *dst, size_t cap, const char *a, const char *b)
+bool join(char *dst, size_t cap, const char *a, const char *b)
 {
         size_t la = strlen(a), lb = strlen(b);
 
@@ -64,7 +66,7 @@ static bool join(char *dst, size_t cap, const char *a, const char *b)
         return true;
 }
 
-static _Noreturn void fail(int step, int err, int entry, const char *path)
+_Noreturn void fail(int step, int err, int entry, const char *path)
 {
         struct report r = { .kind = REPORT_ERROR, .step = step, .err = err, .entry = entry };
         ssize_t _unused;
@@ -81,7 +83,7 @@ static _Noreturn void fail(int step, int err, int entry, const char *path)
         _exit(step == STEP_EXEC ? (err == ENOENT ? 127 : 126) : 125);
 }
 
-static int write_file(const char *path, const char *data)
+int child_write_file(const char *path, const char *data)
 {
         size_t len = strlen(data);
         int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -99,356 +101,79 @@ static int write_file(const char *path, const char *data)
         return close(fd) < 0 ? -errno : 0;
 }
 
+static void forbid_nested_userns(void)
+{
+        /* Per user namespace: nested user namespaces now fail with ENOSPC. */
+        int r = child_write_file("/proc/sys/user/max_user_namespaces", "0");
+
+        if (r < 0)
+                fail(STEP_USERNS_LIMIT, -r, -1, NULL);
+}
+
 static void setup_userns(void)
 {
         int r;
 
-        r = write_file("/proc/self/setgroups", "deny");
+        r = child_write_file("/proc/self/setgroups", "deny");
         if (r < 0 && r != -ENOENT)
                 fail(STEP_SETGROUPS, -r, -1, NULL);
-        r = write_file("/proc/self/uid_map", P->uid_map);
+        r = child_write_file("/proc/self/uid_map", P->uid_map);
         if (r < 0)
                 fail(STEP_UID_MAP, -r, -1, NULL);
-        r = write_file("/proc/self/gid_map", P->gid_map);
+        r = child_write_file("/proc/self/gid_map", P->gid_map);
         if (r < 0)
                 fail(STEP_GID_MAP, -r, -1, NULL);
-        if (!(P->flags & HEAL_SANDBOX_ALLOW_USERNS)) {
-                /* Per user namespace: nested user namespaces now fail with ENOSPC. */
-                r = write_file("/proc/sys/user/max_user_namespaces", "0");
-                if (r < 0)
-                        fail(STEP_USERNS_LIMIT, -r, -1, NULL);
-        }
-}
-
-static int open_nofollow(int dirfd, const char *path, int flags, uint64_t resolve)
-{
-        struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve };
-
-        return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        if (!(P->flags & HEAL_SANDBOX_ALLOW_USERNS))
+                forbid_nested_userns();
 }
 
 /*
- * Create what is missing of @op's mountpoint, component by component below the mountpoint of
- * the entry that covers it, without following a symlink and without leaving that mount: a
- * symlink planted by an earlier run (build -> /oldroot/root) must not steer a mkdir onto the
- * host. The last component is made as a directory or an empty file (not for symlinks, which
- * apply_op() creates).
+ * Enter the pool's user, network and IPC namespaces (netpool.c; the maps are written and
+ * loopback is up) and unshare the others. The PID namespace holds only our children from now on, so
+ * the caller starts init as the first of them.
  */
-static void create_mountpoint(const struct child_op *op, bool want_dir)
+static void join_pool(void)
 {
-        const char *cover = P->ops[op->cover].dst;
-        size_t cl = strlen(cover);
-        char buf[4096], *comp, *next;
-        int fd;
+        int more = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWPID;
 
-        if (strncmp(op->dst, cover, cl) != 0 || op->dst[cl] != '/' ||
-            strlen(op->dst) >= sizeof(buf))
-                fail(STEP_MOUNTPOINT, EINVAL, op->entry, op->dst);
-        memcpy(buf, op->dst + cl + 1, strlen(op->dst + cl + 1) + 1);
-        fd = open_nofollow(AT_FDCWD, cover, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
-        if (fd < 0)
-                fail(STEP_MOUNTPOINT_SYMLINK, errno, op->entry, cover);
-        for (comp = buf; (next = strchr(comp, '/')); comp = next + 1) {
-                int sub;
-
-                *next = '\0';
-                if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST)
-                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
-                sub = open_nofollow(fd, comp, O_PATH | O_DIRECTORY,
-                                    RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_BENEATH);
-                if (sub < 0)
-                        fail(errno == ENOENT ? STEP_MOUNTPOINT : STEP_MOUNTPOINT_SYMLINK, errno,
-                             op->entry, op->dst);
-                close(fd);
-                fd = sub;
-        }
-        if (op->kind != MOUNT_KIND_SYMLINK) {
-                int r = want_dir ? mkdirat(fd, comp, 0755)
-                                 : openat(fd, comp,
-                                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                          0644);
-
-                if (r < 0 && errno != EEXIST)
-                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
-                if (!want_dir && r >= 0)
-                        close(r);
-        }
-        close(fd);
+        if (!P->new_cgroupns)
+                more |= CLONE_NEWCGROUP;
+        if (setns(P->pool_user_fd, CLONE_NEWUSER) < 0 || setns(P->pool_net_fd, CLONE_NEWNET) < 0 ||
+            setns(P->pool_ipc_fd, CLONE_NEWIPC) < 0)
+                fail(STEP_POOL_JOIN, errno, -1, NULL);
+        close(P->pool_user_fd);
+        close(P->pool_net_fd);
+        close(P->pool_ipc_fd);
+        /* The pool's user namespace forbids nested ones already (netpool.c). */
+        if (unshare(more) < 0)
+                fail(STEP_POOL_JOIN, errno, -1, NULL);
 }
 
-/* false: an if_present mount whose mountpoint is gone or changed type; skip it. */
-static bool prepare_mountpoint(const struct child_op *op)
+int loopback_up(void)
 {
-        bool want_dir = !(op->kind == HEAL_MOUNT_BIND && op->is_file);
-        struct stat st;
-        int fd;
+        struct ifreq ifr = { 0 };
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
 
-        /* Existing: it must be reached without a symlink, and be of the right type. */
-        fd = open_nofollow(AT_FDCWD, op->dst, O_PATH, RESOLVE_NO_SYMLINKS);
-        if (fd >= 0) {
-                if (op->kind == MOUNT_KIND_SYMLINK)
-                        fail(STEP_SYMLINK, EEXIST, op->entry, op->dst);
-                if (fstat(fd, &st) < 0)
-                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
-                close(fd);
-                if (want_dir != !!S_ISDIR(st.st_mode) && op->if_present)
-                        return false;
-                if (want_dir != !!S_ISDIR(st.st_mode))
-                        fail(STEP_MOUNTPOINT_TYPE, want_dir ? ENOTDIR : EISDIR, op->entry, op->dst);
-                return true;
-        }
-        if (errno == ELOOP)
-                fail(STEP_MOUNTPOINT_SYMLINK, errno, op->entry, op->dst);
-        if (errno != ENOENT)
-                fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
-        if (op->if_present)
-                return false;
-        if (!op->may_create)
-                fail(STEP_MOUNTPOINT_MISSING, ENOENT, op->entry, op->dst);
-        create_mountpoint(op, want_dir);
-        return true;
-}
-
-static void set_attrs(const struct child_op *op, const char *path, bool recursive)
-{
-        struct mount_attr attr = { .attr_set = op->attr_set, .attr_clr = op->attr_clr };
-
-        if (op->defer_ro)
-                attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
-        if (attr.attr_set & MOUNT_ATTR_NOATIME)
-                attr.attr_clr |= MOUNT_ATTR__ATIME;
-        else if (attr.attr_clr & MOUNT_ATTR_NOATIME)
-                attr.attr_clr = (attr.attr_clr & ~(uint64_t)MOUNT_ATTR_NOATIME) |
-                                MOUNT_ATTR__ATIME; /* "atime": back to relatime */
-        if (!attr.attr_set && !attr.attr_clr)
-                return;
-        if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr,
-                    sizeof(attr)) < 0)
-                fail(STEP_SETATTR, errno, op->entry, path);
-}
-
-static void mount_dev(const struct child_op *op)
-{
-        static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
-        static const char *const links[][2] = {
-                { "fd", "/proc/self/fd" },       { "stdin", "/proc/self/fd/0" },
-                { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
-                { "ptmx", "pts/ptmx" },
-        };
-        char dst[4096], src[64], data[160];
-
-        if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
-                fail(STEP_MOUNT, errno, op->entry, op->dst);
-        for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-                int fd;
-
-                if (!join(dst, sizeof(dst), op->dst, "/") || !join(dst, sizeof(dst), dst, nodes[i]))
-                        fail(STEP_DEV, ENAMETOOLONG, op->entry, op->dst);
-                join(src, sizeof(src), "/oldroot/dev/", nodes[i]);
-                fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-                if (fd < 0)
-                        fail(STEP_DEV, errno, op->entry, dst);
-                close(fd);
-                if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-                        fail(STEP_DEV, errno, op->entry, src);
-        }
-        for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-                join(dst, sizeof(dst), op->dst, "/");
-                join(dst, sizeof(dst), dst, links[i][0]);
-                if (symlink(links[i][1], dst) < 0)
-                        fail(STEP_DEV, errno, op->entry, dst);
-        }
-        join(dst, sizeof(dst), op->dst, "/pts");
-        if (mkdir(dst, 0755) < 0 || mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
-                                          "newinstance,ptmxmode=0666,mode=620") < 0)
-                fail(STEP_DEV, errno, op->entry, dst);
-        join(dst, sizeof(dst), op->dst, "/shm");
-        if (!join(data, sizeof(data), "mode=1777,", op->hidden_data ? op->hidden_data : ""))
-                fail(STEP_DEV, E2BIG, op->entry, dst);
-        if (data[strlen(data) - 1] == ',')
-                data[strlen(data) - 1] = '\0';
-        if (mkdir(dst, 01777) < 0 || mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
-                fail(STEP_DEV, errno, op->entry, dst);
-}
-
-/* The hidden workdir next to a given upperdir, created in a parent reached without symlinks. */
-static void make_workdir(const struct child_op *op)
-{
-        const char *slash = strrchr(op->mkworkdir, '/');
-        char parent[4096];
-        int fd;
-
-        if (!slash || (size_t)(slash - op->mkworkdir) >= sizeof(parent))
-                fail(STEP_OVERLAY_PREP, EINVAL, op->entry, op->mkworkdir);
-        memcpy(parent, op->mkworkdir, (size_t)(slash - op->mkworkdir));
-        parent[slash - op->mkworkdir] = '\0';
-        fd = open_nofollow(AT_FDCWD, parent, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
-        if (fd < 0)
-                fail(errno == ELOOP ? STEP_MOUNTPOINT_SYMLINK : STEP_OVERLAY_PREP, errno, op->entry,
-                     parent);
-        if (mkdirat(fd, slash + 1, 0700) < 0 && errno != EEXIST)
-                fail(STEP_OVERLAY_PREP, errno, op->entry, op->mkworkdir);
-        close(fd);
-}
-
-static void mount_overlay(const struct child_op *op)
-{
-        if (op->hidden) {
-                char sub[128];
-
-                if (mkdir(op->hidden, 0700) < 0 ||
-                    mount("tmpfs", op->hidden, "tmpfs", MS_NOSUID | MS_NODEV, op->hidden_data) < 0)
-                        fail(STEP_OVERLAY_PREP, errno, op->entry, op->hidden);
-                join(sub, sizeof(sub), op->hidden, "/u");
-                if (mkdir(sub, 0755) < 0)
-                        fail(STEP_OVERLAY_PREP, errno, op->entry, sub);
-                join(sub, sizeof(sub), op->hidden, "/w");
-                if (mkdir(sub, 0700) < 0)
-                        fail(STEP_OVERLAY_PREP, errno, op->entry, sub);
-        }
-        if (op->mkworkdir)
-                make_workdir(op);
-        /* overlayfs resolves its layer paths itself: a symlink planted by an earlier run (in a
-         * shared directory, pointing into /oldroot) must not become a layer. */
-        for (const char *l = op->layers; l && *l; l += strlen(l) + 1) {
-                int fd = open_nofollow(AT_FDCWD, l, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
-
-                if (fd < 0)
-                        fail(errno == ELOOP ? STEP_MOUNTPOINT_SYMLINK : STEP_OVERLAY_PREP, errno,
-                             op->entry, l);
-                close(fd);
-        }
-        if (mount("overlay", op->dst, "overlay", op->ms_flags, op->data) < 0)
-                fail(STEP_MOUNT, errno, op->entry, op->dst);
-}
-
-/* A tmpfs some overlay uses as upperdir: mounted hidden with u/ (bound at the target) and w/. */
-static void mount_upper_tmpfs(const struct child_op *op)
-{
-        char u[128], w[128];
-        struct stat st;
-
-        if (mkdir(op->hidden, 0700) < 0 ||
-            mount("tmpfs", op->hidden, "tmpfs", op->ms_flags, op->data) < 0)
-                fail(STEP_MOUNT, errno, op->entry, op->dst);
-        join(u, sizeof(u), op->hidden, "/u");
-        join(w, sizeof(w), op->hidden, "/w");
-        if (stat(op->hidden, &st) < 0 || mkdir(u, 0755) < 0 || chmod(u, st.st_mode & 07777) < 0 ||
-            mkdir(w, 0700) < 0)
-                fail(STEP_OVERLAY_PREP, errno, op->entry, u);
-        if (mount(u, op->dst, NULL, MS_BIND, NULL) < 0)
-                fail(STEP_MOUNT, errno, op->entry, op->dst);
-}
-
-/*
- * With heal running as root, the command is host uid 0, and much of /proc checks only the uid,
- * not capabilities: /proc/sys/kernel/core_pattern would run a program of its choice as host root,
- * /proc/sysrq-trigger would reboot the machine. Make those read-only and mask what leaks
- * (the same lists as Docker's readonlyPaths and maskedPaths). Missing entries are skipped.
- */
-static void harden_proc(const struct child_op *op)
-{
-        static const char *const ro[] = { "/sys", "/sysrq-trigger", "/irq", "/bus", "/fs" };
-        static const char *const masked[] = { "/kcore", "/keys", "/timer_list", "/sched_debug",
-                                              "/kallsyms" };
-        struct mount_attr rdonly = { .attr_set = MOUNT_ATTR_RDONLY };
-        char path[4096];
-
-        for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
-                if (!join(path, sizeof(path), op->dst, ro[i]) || access(path, F_OK) < 0)
-                        continue;
-                if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
-                    syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &rdonly,
-                            sizeof(rdonly)) < 0)
-                        fail(STEP_MOUNT, errno, op->entry, path);
-        }
-        for (size_t i = 0; i < sizeof(masked) / sizeof(masked[0]); i++) {
-                if (!join(path, sizeof(path), op->dst, masked[i]) || access(path, F_OK) < 0)
-                        continue;
-                if (mount("/oldroot/dev/null", path, NULL, MS_BIND, NULL) < 0)
-                        fail(STEP_MOUNT, errno, op->entry, path);
-        }
-}
-
-static void apply_op(const struct child_op *op)
-{
-        if (op->cover >= 0 && !prepare_mountpoint(op))
-                return;
-        switch (op->kind) {
-        case HEAL_MOUNT_BIND:
-                if (mount(op->src, op->dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-                        fail(STEP_MOUNT, errno, op->entry, op->src);
-                set_attrs(op, op->dst, true);
-                break;
-        case HEAL_MOUNT_TMPFS:
-                if (op->hidden)
-                        mount_upper_tmpfs(op);
-                else if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
-                        fail(STEP_MOUNT, errno, op->entry, op->dst);
-                break;
-        case HEAL_MOUNT_PROC:
-                if (mount("proc", op->dst, "proc", op->ms_flags, NULL) < 0)
-                        fail(STEP_MOUNT, errno, op->entry, op->dst);
-                if (P->host_root)
-                        harden_proc(op);
-                break;
-        case HEAL_MOUNT_DEV:
-                mount_dev(op);
-                break;
-        case HEAL_MOUNT_OVERLAY:
-                mount_overlay(op);
-                break;
-        case MOUNT_KIND_SYMLINK:
-                if (symlink(op->src, op->dst) < 0)
-                        fail(STEP_SYMLINK, errno, op->entry, op->dst);
-                break;
-        }
-}
-
-static void setup_mounts(void)
-{
-        /* Nothing we mount may propagate back to the host. */
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                fail(STEP_MAKE_PRIVATE, errno, -1, NULL);
-        /* A staging tmpfs becomes "/", the host root moves to /oldroot, nothing is hidden. */
-        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0)
-                fail(STEP_STAGING, errno, -1, "/tmp");
-        if (chdir("/tmp") < 0 || mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0)
-                fail(STEP_STAGING, errno, -1, "/tmp");
-        if (syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0)
-                fail(STEP_PIVOT_STAGING, errno, -1, NULL);
-        for (size_t i = 0; i < P->n_ops; i++)
-                apply_op(&P->ops[i]);
-        for (size_t i = 0; i < P->n_ops; i++) {
-                const struct child_op *op = &P->ops[i];
-                struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
-
-                if (op->defer_ro && (op->attr_set & MOUNT_ATTR_RDONLY) &&
-                    syscall(SYS_mount_setattr, AT_FDCWD, op->dst, 0, &ro, sizeof(ro)) < 0)
-                        fail(STEP_ROOT_RO, errno, op->entry, op->dst);
-        }
-        /* pivot_root(".", ".") stacks the staging root on the new one; detach it and oldroot. */
-        if (chdir("/newroot") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
-            umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-                fail(STEP_PIVOT_ROOT, errno, -1, NULL);
+        memcpy(ifr.ifr_name, "lo", 3);
+        if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+                r = -errno;
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        if (r == 0 && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+                r = -errno;
+        if (s >= 0)
+                close(s);
+        return r;
 }
 
 static void setup_host(void)
 {
+        int r;
+
         if (sethostname("heal", 4) < 0)
                 fail(STEP_HOSTNAME, errno, -1, NULL);
-        if (!(P->flags & HEAL_SANDBOX_SHARE_NET)) {
-                struct ifreq ifr = { 0 };
-                int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-                memcpy(ifr.ifr_name, "lo", 3);
-                if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-                        fail(STEP_LOOPBACK, errno, -1, NULL);
-                ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-                if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-                        fail(STEP_LOOPBACK, errno, -1, NULL);
-                close(s);
-        }
+        /* A pooled network namespace came with loopback up. */
+        if (!(P->flags & HEAL_SANDBOX_SHARE_NET) && P->pool_net_fd < 0 && (r = loopback_up()) < 0)
+                fail(STEP_LOOPBACK, -r, -1, NULL);
 }
 
 /* Close every descriptor but the ones the plan names (the caller's fds must not linger). */
@@ -555,12 +280,11 @@ static _Noreturn void exec_command(void)
 
 static _Noreturn void command_main(void)
 {
-        struct sigaction dfl = { .sa_handler = SIG_DFL }, ign = { .sa_handler = SIG_IGN };
+        struct sigaction ign = { .sa_handler = SIG_IGN };
         int in, out, err;
         sigset_t none;
 
-        for (int s = 1; s < NSIG; s++)
-                sigaction(s, &dfl, NULL);
+        /* Every disposition is SIG_DFL already: child_main() reset them and init sets none. */
         /* A write past the file size limit fails with EFBIG instead of killing the writer. */
         sigaction(SIGXFSZ, &ign, NULL);
         sigemptyset(&none);
@@ -694,25 +418,26 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
         }
 }
 
-_Noreturn void child_main(const struct child_plan *plan)
+static void wait_go(void)
 {
-        struct sigaction dfl = { .sa_handler = SIG_DFL };
-        sigset_t all;
+        char c = 0;
+
+        while (read(P->ctl_fd, &c, 1) < 0 && errno == EINTR)
+                ;
+        if (c != CTL_GO)
+                _exit(125);
+}
+
+static bool go_received; /* the pooled path waited for CTL_GO before init started */
+
+/* Everything from the mounts on, in the process that is PID 1 of the sandbox. */
+static _Noreturn void init_main(void)
+{
+        sigset_t chld;
         pid_t cmd;
         int sfd;
 
-        P = plan;
-        /* Inherited dispositions (a caller ignoring SIGCHLD) must not change how we reap. */
-        sigfillset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        for (int s = 1; s < NSIG; s++)
-                sigaction(s, &dfl, NULL);
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        prctl(PR_SET_NAME, "heal-init", 0, 0, 0);
         if (!(P->flags & HEAL_SANDBOX_ISOLATION_NONE)) {
-                setup_userns();
-                if (P->clock)
-                        P->clock->maps_ns = clock_ns();
                 setup_mounts();
                 if (P->cwd && chdir(P->cwd) < 0)
                         fail(STEP_CHDIR, errno, -1, P->cwd);
@@ -731,19 +456,13 @@ _Noreturn void child_main(const struct child_plan *plan)
                         fail(STEP_CGROUP_JOIN, P->join_fds[i] < 0 ? EBADF : errno, -1,
                              P->join_dirs[i]);
         close_other_fds();
-        if (P->wait_go) {
-                char c = 0;
-
-                while (read(P->ctl_fd, &c, 1) < 0 && errno == EINTR)
-                        ;
-                if (c != CTL_GO)
-                        _exit(125);
-        }
+        if (P->wait_go && !go_received)
+                wait_go();
         if (P->new_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
                 fail(STEP_CGROUPNS, errno, -1, NULL);
-        sigemptyset(&all);
-        sigaddset(&all, SIGCHLD);
-        sfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0)
                 fail(STEP_SIGNALFD, errno, -1, NULL);
         cmd = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
@@ -758,4 +477,68 @@ _Noreturn void child_main(const struct child_plan *plan)
         close(P->stderr_fd);
         command_pid = cmd; /* leader of its own process group in both modes */
         init_loop(cmd, sfd);
+}
+
+static int init_entry(void *arg)
+{
+        (void)arg;
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); /* our parent is the process below */
+        init_main();
+}
+
+#define INIT_STACK_SIZE (256 * 1024)
+
+/*
+ * After join_pool(): start init, the first process of the new PID namespace, and wait for it.
+ * It shares our memory and file table (CLONE_VM | CLONE_VFORK | CLONE_FILES, as posix_spawn
+ * does) and we stay blocked until it exits, so nothing is copied and nothing runs beside it:
+ * the parent's pidfd (ours), the output pipes and the report pipe behave as if init were us.
+ * When we die (heal died: PR_SET_PDEATHSIG), init dies, and the kernel kills the namespace.
+ */
+static _Noreturn void start_init(void)
+{
+        char *stack = mmap(NULL, INIT_STACK_SIZE, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        int pid, st = 0;
+
+        if (stack == MAP_FAILED)
+                fail(STEP_FORK, errno, -1, NULL);
+        /* cgroup v2: the parent moves us; init must be made after that to be inside too. */
+        if (P->wait_go) {
+                wait_go();
+                go_received = true;
+        }
+        pid = clone(init_entry, stack + INIT_STACK_SIZE, CLONE_VM | CLONE_VFORK | CLONE_FILES,
+                    NULL);
+        if (pid < 0)
+                fail(STEP_FORK, errno, -1, NULL);
+        while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
+                ;
+        _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
+}
+
+_Noreturn void child_main(const struct child_plan *plan)
+{
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        sigset_t all;
+
+        P = plan;
+        /* Inherited dispositions (a caller ignoring SIGCHLD) must not change how we reap. */
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        for (int s = 1; s < NSIG; s++)
+                sigaction(s, &dfl, NULL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        prctl(PR_SET_NAME, "heal-init", 0, 0, 0);
+        if (P->flags & HEAL_SANDBOX_ISOLATION_NONE)
+                init_main();
+        if (P->pool_user_fd >= 0)
+                join_pool();
+        else
+                setup_userns();
+        if (P->clock)
+                P->clock->maps_ns = clock_ns();
+        if (P->pool_user_fd >= 0)
+                start_init();
+        init_main();
 }

@@ -22,6 +22,7 @@ static const char *const step_names[_STEP_MAX] = {
         [STEP_UID_MAP] = "writing /proc/self/uid_map",
         [STEP_GID_MAP] = "writing /proc/self/gid_map",
         [STEP_USERNS_LIMIT] = "forbidding nested user namespaces",
+        [STEP_POOL_JOIN] = "joining the pre-made user and network namespaces",
         [STEP_MAKE_PRIVATE] = "making mounts private",
         [STEP_STAGING] = "mounting the staging tmpfs on /tmp",
         [STEP_PIVOT_STAGING] = "pivoting into the staging root",

@@ -235,6 +235,9 @@ static int prepare(struct run *run, heal_error *err)
                 .cap_last_cap = cap_last_cap(),
                 .seccomp = (sb->flags & HEAL_SANDBOX_ISOLATION_NONE) ? NULL : sb->filter,
                 .clock = sb->clock,
+                .pool_user_fd = -1,
+                .pool_net_fd = -1,
+                .pool_ipc_fd = -1,
         };
         if ((run->cg->mem || run->cg->pids) &&
             (r = cgroup_join_fds(run->cg, p->join_fds, p->join_dirs, err)) < 0)
@@ -255,12 +258,21 @@ static int start(struct run *run, heal_error *err)
                 .pidfd = (uint64_t)(uintptr_t)&run->pidfd,
                 .exit_signal = 0,
         };
+        bool own_net = !(flags & (HEAL_SANDBOX_ISOLATION_NONE | HEAL_SANDBOX_SHARE_NET));
+        struct netns_pair pair = { -1, -1, -1 };
         long pid;
 
-        if (!(flags & HEAL_SANDBOX_ISOLATION_NONE)) {
+        /* With a pre-made user + network namespace the child joins them and unshares the rest
+         * (child.c: join_pool); else clone3() makes them all. */
+        if (own_net && !(flags & HEAL_SANDBOX_ALLOW_USERNS) && netpool_take(&pair)) {
+                run->plan.pool_user_fd = pair.user_fd;
+                run->plan.pool_net_fd = pair.net_fd;
+                run->plan.pool_ipc_fd = pair.ipc_fd;
+                run->res->timing.pooled = true;
+        } else if (!(flags & HEAL_SANDBOX_ISOLATION_NONE)) {
                 ca.flags |=
                         CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-                if (!(flags & HEAL_SANDBOX_SHARE_NET))
+                if (own_net)
                         ca.flags |= CLONE_NEWNET;
                 if (!run->plan.new_cgroupns)
                         ca.flags |= CLONE_NEWCGROUP;
@@ -268,12 +280,19 @@ static int start(struct run *run, heal_error *err)
         if (run->sb->clock)
                 memset(run->sb->clock, 0, sizeof(*run->sb->clock));
         pid = syscall(SYS_clone3, &ca, sizeof(ca));
-        if (pid < 0)
+        if (pid < 0) {
+                safe_close(pair.user_fd);
+                safe_close(pair.net_fd);
+                safe_close(pair.ipc_fd);
                 return userns_explain_clone(err, errno);
+        }
         if (pid == 0)
                 child_main(&run->plan);
         run->pid = (pid_t)pid;
         run->res->timing.clone_us = (now_ns() - run->start_ns) / 1000;
+        run->plan.pool_user_fd = safe_close(pair.user_fd);
+        run->plan.pool_net_fd = safe_close(pair.net_fd);
+        run->plan.pool_ipc_fd = safe_close(pair.ipc_fd);
         run->out_w = safe_close(run->out_w);
         run->err_w = safe_close(run->err_w);
         run->rep_w = safe_close(run->rep_w);
@@ -361,5 +380,9 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
         else
                 heal_sandbox_result_release(&res);
         run_release(&run);
+        /* The next run's namespaces, made by the pool's thread while the caller goes on. */
+        if (!(sb->flags &
+              (HEAL_SANDBOX_ISOLATION_NONE | HEAL_SANDBOX_SHARE_NET | HEAL_SANDBOX_ALLOW_USERNS)))
+                netpool_refill();
         return r;
 }

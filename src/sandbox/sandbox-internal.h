@@ -66,6 +66,7 @@ enum child_step {
         STEP_UID_MAP,
         STEP_GID_MAP,
         STEP_USERNS_LIMIT,
+        STEP_POOL_JOIN, /* joining the pre-made user and network namespaces */
         STEP_MAKE_PRIVATE,
         STEP_STAGING,
         STEP_PIVOT_STAGING,
@@ -147,7 +148,28 @@ struct child_plan {
         int cap_last_cap;
         const struct sock_fprog *seccomp; /* NULL: no filter */
         struct child_clock *clock;        /* shared page, may be NULL */
+        /* A pre-made user + network namespace to join (netpool.c), or -1: the child then
+         * creates every namespace with clone3() itself. */
+        int pool_user_fd;
+        int pool_net_fd;
+        int pool_ipc_fd;
 };
+
+/* A pre-made user namespace and the network and IPC namespaces it owns (netpool.c). */
+struct netns_pair {
+        int user_fd;
+        int net_fd;
+        int ipc_fd;
+};
+
+/* Take the pool's pair into @ret (the caller closes both fds); false when none is ready. */
+bool netpool_take(struct netns_pair *ret);
+/* Make the next pair if the pool is empty and this process asked for one before. */
+void netpool_refill(void);
+
+/* child.c, also used by the pool's helper; both return 0 or -errno. */
+int child_write_file(const char *path, const char *data);
+int loopback_up(void);
 
 /* Control bytes parent -> init. */
 #define CTL_GO   'G' /* the cgroup is ready: start the command */

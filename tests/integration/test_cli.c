@@ -368,19 +368,27 @@ Test(leak, two_hundred_runs_keep_fds_and_rss_flat, .timeout = 120)
         heal_sandbox *sb = test_sandbox("/");
         int fds0 = test_fd_count() - 1; /* the sandbox's own cancel eventfd */
         long rss0 = 0;
+        int pooled = 0;
 
         for (int i = 0; i < 220; i++) {
                 heal_sandbox_result r = { 0 };
 
                 if (i == 20) /* after warm-up: caches, the seccomp filter, libc arenas */
                         rss0 = heap_kib();
+                if (i % 2) /* half the runs join the pool's namespaces, half make their own */
+                        heal_sandbox_pool_wait();
                 test_run(sb, argv, &r);
                 cr_assert_eq(r.status, HEAL_STATUS_OK);
+                pooled += r.timing.pooled;
                 heal_sandbox_result_release(&r);
-                /* Inits still tearing down are reaped later: a bounded handful of pidfds. */
-                cr_assert_leq(test_fd_count(), fds0 + 1 + 8);
+                /* Inits still tearing down are reaped later: a bounded handful of pidfds; the
+                 * pool holds three. */
+                cr_assert_leq(test_fd_count(), fds0 + 1 + 8 + 3);
         }
+        cr_assert_geq(pooled, 100, "only %d runs joined pre-made namespaces", pooled);
         cr_assert_lt(heap_kib() - rss0, 2048, "memory grew by %ld KiB", heap_kib() - rss0);
         heal_sandbox_free(sb);
-        cr_assert_eq(test_fd_count(), fds0, "every descriptor is closed by heal_sandbox_free()");
+        heal_sandbox_pool_release();
+        cr_assert_eq(test_fd_count(), fds0,
+                     "every descriptor is closed by heal_sandbox_free() and the pool's release");
 }

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox's mounts, applied by its init (child.c) from the plan the parent compiled
+ * (plan-compile.c): the staging root, every entry under /newroot, the pivot into it.
+ *
+ * Same rules as child.c: async-signal-safe calls only, failures reported through fail().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "child-internal.h"
+
+#ifndef MOUNT_ATTR__ATIME
+# define MOUNT_ATTR__ATIME 0x00000070
+#endif
+
+static int open_nofollow(int dirfd, const char *path, int flags, uint64_t resolve)
+{
+        struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve };
+
+        return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+/*
+ * Create what is missing of @op's mountpoint, component by component below the mountpoint of
+ * the entry that covers it, without following a symlink and without leaving that mount: a
+ * symlink planted by an earlier run (build -> /oldroot/root) must not steer a mkdir onto the
+ * host. The last component is made as a directory or an empty file (not for symlinks, which
+ * apply_op() creates).
+ */
+static void create_mountpoint(const struct child_op *op, bool want_dir)
+{
+        const char *cover = P->ops[op->cover].dst;
+        size_t cl = strlen(cover);
+        char buf[4096], *comp, *next;
+        int fd;
+
+        if (strncmp(op->dst, cover, cl) != 0 || op->dst[cl] != '/' ||
+            strlen(op->dst) >= sizeof(buf))
+                fail(STEP_MOUNTPOINT, EINVAL, op->entry, op->dst);
+        memcpy(buf, op->dst + cl + 1, strlen(op->dst + cl + 1) + 1);
+        fd = open_nofollow(AT_FDCWD, cover, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+        if (fd < 0)
+                fail(STEP_MOUNTPOINT_SYMLINK, errno, op->entry, cover);
+        for (comp = buf; (next = strchr(comp, '/')); comp = next + 1) {
+                int sub;
+
+                *next = '\0';
+                if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST)
+                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+                sub = open_nofollow(fd, comp, O_PATH | O_DIRECTORY,
+                                    RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_BENEATH);
+                if (sub < 0)
+                        fail(errno == ENOENT ? STEP_MOUNTPOINT : STEP_MOUNTPOINT_SYMLINK, errno,
+                             op->entry, op->dst);
+                close(fd);
+                fd = sub;
+        }
+        if (op->kind != MOUNT_KIND_SYMLINK) {
+                int r = want_dir ? mkdirat(fd, comp, 0755)
+                                 : openat(fd, comp,
+                                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                          0644);
+
+                if (r < 0 && errno != EEXIST)
+                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+                if (!want_dir && r >= 0)
+                        close(r);
+        }
+        close(fd);
+}
+
+/* false: an if_present mount whose mountpoint is gone or changed type; skip it. */
+static bool prepare_mountpoint(const struct child_op *op)
+{
+        bool want_dir = !(op->kind == HEAL_MOUNT_BIND && op->is_file);
+        struct stat st;
+        int fd;
+
+        /* Existing: it must be reached without a symlink, and be of the right type. */
+        fd = open_nofollow(AT_FDCWD, op->dst, O_PATH, RESOLVE_NO_SYMLINKS);
+        if (fd >= 0) {
+                if (op->kind == MOUNT_KIND_SYMLINK)
+                        fail(STEP_SYMLINK, EEXIST, op->entry, op->dst);
+                if (fstat(fd, &st) < 0)
+                        fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+                close(fd);
+                if (want_dir != !!S_ISDIR(st.st_mode) && op->if_present)
+                        return false;
+                if (want_dir != !!S_ISDIR(st.st_mode))
+                        fail(STEP_MOUNTPOINT_TYPE, want_dir ? ENOTDIR : EISDIR, op->entry, op->dst);
+                return true;
+        }
+        if (errno == ELOOP)
+                fail(STEP_MOUNTPOINT_SYMLINK, errno, op->entry, op->dst);
+        if (errno != ENOENT)
+                fail(STEP_MOUNTPOINT, errno, op->entry, op->dst);
+        if (op->if_present)
+                return false;
+        if (!op->may_create)
+                fail(STEP_MOUNTPOINT_MISSING, ENOENT, op->entry, op->dst);
+        create_mountpoint(op, want_dir);
+        return true;
+}
+
+static void set_attrs(const struct child_op *op, const char *path, bool recursive)
+{
+        struct mount_attr attr = { .attr_set = op->attr_set, .attr_clr = op->attr_clr };
+
+        if (op->defer_ro)
+                attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+        if (attr.attr_set & MOUNT_ATTR_NOATIME)
+                attr.attr_clr |= MOUNT_ATTR__ATIME;
+        else if (attr.attr_clr & MOUNT_ATTR_NOATIME)
+                attr.attr_clr = (attr.attr_clr & ~(uint64_t)MOUNT_ATTR_NOATIME) |
+                                MOUNT_ATTR__ATIME; /* "atime": back to relatime */
+        if (!attr.attr_set && !attr.attr_clr)
+                return;
+        if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr,
+                    sizeof(attr)) < 0)
+                fail(STEP_SETATTR, errno, op->entry, path);
+}
+
+static void mount_dev(const struct child_op *op)
+{
+        static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+        static const char *const links[][2] = {
+                { "fd", "/proc/self/fd" },       { "stdin", "/proc/self/fd/0" },
+                { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+                { "ptmx", "pts/ptmx" },
+        };
+        char dst[4096], src[64], data[160];
+
+        if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->dst);
+        for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+                int fd;
+
+                if (!join(dst, sizeof(dst), op->dst, "/") || !join(dst, sizeof(dst), dst, nodes[i]))
+                        fail(STEP_DEV, ENAMETOOLONG, op->entry, op->dst);
+                join(src, sizeof(src), "/oldroot/dev/", nodes[i]);
+                fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+                if (fd < 0)
+                        fail(STEP_DEV, errno, op->entry, dst);
+                close(fd);
+                if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+                        fail(STEP_DEV, errno, op->entry, src);
+        }
+        for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+                join(dst, sizeof(dst), op->dst, "/");
+                join(dst, sizeof(dst), dst, links[i][0]);
+                if (symlink(links[i][1], dst) < 0)
+                        fail(STEP_DEV, errno, op->entry, dst);
+        }
+        join(dst, sizeof(dst), op->dst, "/pts");
+        if (mkdir(dst, 0755) < 0 || mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
+                                          "newinstance,ptmxmode=0666,mode=620") < 0)
+                fail(STEP_DEV, errno, op->entry, dst);
+        join(dst, sizeof(dst), op->dst, "/shm");
+        if (!join(data, sizeof(data), "mode=1777,", op->hidden_data ? op->hidden_data : ""))
+                fail(STEP_DEV, E2BIG, op->entry, dst);
+        if (data[strlen(data) - 1] == ',')
+                data[strlen(data) - 1] = '\0';
+        if (mkdir(dst, 01777) < 0 || mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
+                fail(STEP_DEV, errno, op->entry, dst);
+}
+
+/* The hidden workdir next to a given upperdir, created in a parent reached without symlinks. */
+static void make_workdir(const struct child_op *op)
+{
+        const char *slash = strrchr(op->mkworkdir, '/');
+        char parent[4096];
+        int fd;
+
+        if (!slash || (size_t)(slash - op->mkworkdir) >= sizeof(parent))
+                fail(STEP_OVERLAY_PREP, EINVAL, op->entry, op->mkworkdir);
+        memcpy(parent, op->mkworkdir, (size_t)(slash - op->mkworkdir));
+        parent[slash - op->mkworkdir] = '\0';
+        fd = open_nofollow(AT_FDCWD, parent, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+        if (fd < 0)
+                fail(errno == ELOOP ? STEP_MOUNTPOINT_SYMLINK : STEP_OVERLAY_PREP, errno, op->entry,
+                     parent);
+        if (mkdirat(fd, slash + 1, 0700) < 0 && errno != EEXIST)
+                fail(STEP_OVERLAY_PREP, errno, op->entry, op->mkworkdir);
+        close(fd);
+}
+
+static void mount_overlay(const struct child_op *op)
+{
+        if (op->hidden) {
+                char sub[128];
+
+                if (mkdir(op->hidden, 0700) < 0 ||
+                    mount("tmpfs", op->hidden, "tmpfs", MS_NOSUID | MS_NODEV, op->hidden_data) < 0)
+                        fail(STEP_OVERLAY_PREP, errno, op->entry, op->hidden);
+                join(sub, sizeof(sub), op->hidden, "/u");
+                if (mkdir(sub, 0755) < 0)
+                        fail(STEP_OVERLAY_PREP, errno, op->entry, sub);
+                join(sub, sizeof(sub), op->hidden, "/w");
+                if (mkdir(sub, 0700) < 0)
+                        fail(STEP_OVERLAY_PREP, errno, op->entry, sub);
+        }
+        if (op->mkworkdir)
+                make_workdir(op);
+        /* overlayfs resolves its layer paths itself: a symlink planted by an earlier run (in a
+         * shared directory, pointing into /oldroot) must not become a layer. */
+        for (const char *l = op->layers; l && *l; l += strlen(l) + 1) {
+                int fd = open_nofollow(AT_FDCWD, l, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+
+                if (fd < 0)
+                        fail(errno == ELOOP ? STEP_MOUNTPOINT_SYMLINK : STEP_OVERLAY_PREP, errno,
+                             op->entry, l);
+                close(fd);
+        }
+        if (mount("overlay", op->dst, "overlay", op->ms_flags, op->data) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->dst);
+}
+
+/* A tmpfs some overlay uses as upperdir: mounted hidden with u/ (bound at the target) and w/. */
+static void mount_upper_tmpfs(const struct child_op *op)
+{
+        char u[128], w[128];
+        struct stat st;
+
+        if (mkdir(op->hidden, 0700) < 0 ||
+            mount("tmpfs", op->hidden, "tmpfs", op->ms_flags, op->data) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->dst);
+        join(u, sizeof(u), op->hidden, "/u");
+        join(w, sizeof(w), op->hidden, "/w");
+        if (stat(op->hidden, &st) < 0 || mkdir(u, 0755) < 0 || chmod(u, st.st_mode & 07777) < 0 ||
+            mkdir(w, 0700) < 0)
+                fail(STEP_OVERLAY_PREP, errno, op->entry, u);
+        if (mount(u, op->dst, NULL, MS_BIND, NULL) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->dst);
+}
+
+/*
+ * With heal running as root, the command is host uid 0, and much of /proc checks only the uid,
+ * not capabilities: /proc/sys/kernel/core_pattern would run a program of its choice as host root,
+ * /proc/sysrq-trigger would reboot the machine. Make those read-only and mask what leaks
+ * (the same lists as Docker's readonlyPaths and maskedPaths). Missing entries are skipped.
+ */
+static void harden_proc(const struct child_op *op)
+{
+        static const char *const ro[] = { "/sys", "/sysrq-trigger", "/irq", "/bus", "/fs" };
+        static const char *const masked[] = { "/kcore", "/keys", "/timer_list", "/sched_debug",
+                                              "/kallsyms" };
+        struct mount_attr rdonly = { .attr_set = MOUNT_ATTR_RDONLY };
+        char path[4096];
+
+        for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
+                if (!join(path, sizeof(path), op->dst, ro[i]) || access(path, F_OK) < 0)
+                        continue;
+                if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+                    syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &rdonly,
+                            sizeof(rdonly)) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, path);
+        }
+        for (size_t i = 0; i < sizeof(masked) / sizeof(masked[0]); i++) {
+                if (!join(path, sizeof(path), op->dst, masked[i]) || access(path, F_OK) < 0)
+                        continue;
+                if (mount("/oldroot/dev/null", path, NULL, MS_BIND, NULL) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, path);
+        }
+}
+
+static void apply_op(const struct child_op *op)
+{
+        if (op->cover >= 0 && !prepare_mountpoint(op))
+                return;
+        switch (op->kind) {
+        case HEAL_MOUNT_BIND:
+                if (mount(op->src, op->dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, op->src);
+                set_attrs(op, op->dst, true);
+                break;
+        case HEAL_MOUNT_TMPFS:
+                if (op->hidden)
+                        mount_upper_tmpfs(op);
+                else if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, op->dst);
+                break;
+        case HEAL_MOUNT_PROC:
+                if (mount("proc", op->dst, "proc", op->ms_flags, NULL) < 0)
+                        fail(STEP_MOUNT, errno, op->entry, op->dst);
+                if (P->host_root)
+                        harden_proc(op);
+                break;
+        case HEAL_MOUNT_DEV:
+                mount_dev(op);
+                break;
+        case HEAL_MOUNT_OVERLAY:
+                mount_overlay(op);
+                break;
+        case MOUNT_KIND_SYMLINK:
+                if (symlink(op->src, op->dst) < 0)
+                        fail(STEP_SYMLINK, errno, op->entry, op->dst);
+                break;
+        }
+}
+
+void setup_mounts(void)
+{
+        /* Nothing we mount may propagate back to the host. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                fail(STEP_MAKE_PRIVATE, errno, -1, NULL);
+        /* A staging tmpfs becomes "/", the host root moves to /oldroot, nothing is hidden. */
+        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0)
+                fail(STEP_STAGING, errno, -1, "/tmp");
+        if (chdir("/tmp") < 0 || mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0)
+                fail(STEP_STAGING, errno, -1, "/tmp");
+        if (syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0)
+                fail(STEP_PIVOT_STAGING, errno, -1, NULL);
+        for (size_t i = 0; i < P->n_ops; i++)
+                apply_op(&P->ops[i]);
+        for (size_t i = 0; i < P->n_ops; i++) {
+                const struct child_op *op = &P->ops[i];
+                struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+
+                if (op->defer_ro && (op->attr_set & MOUNT_ATTR_RDONLY) &&
+                    syscall(SYS_mount_setattr, AT_FDCWD, op->dst, 0, &ro, sizeof(ro)) < 0)
+                        fail(STEP_ROOT_RO, errno, op->entry, op->dst);
+        }
+        /* pivot_root(".", ".") stacks the staging root on the new one; detach it and oldroot. */
+        if (chdir("/newroot") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+            umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+                fail(STEP_PIVOT_ROOT, errno, -1, NULL);
+}

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pool of pre-made user, network and IPC namespaces (src/sandbox/netpool.c): a run that
+ * joins them must be contained exactly like one that creates its own, each set must serve one
+ * sandbox only, never across fork(2), and its descriptors must come back.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(pool, .timeout = 60);
+
+/* What a run sees of its namespaces, one "key=value" per line. */
+static const char probe_script[] =
+        "echo uid_map=$(awk '{print $1 \",\" $2 \",\" $3}' /proc/self/uid_map)\n"
+        "echo max_userns=$(cat /proc/sys/user/max_user_namespaces)\n"
+        "echo pid=$$ host=$(cat /proc/sys/kernel/hostname)\n"
+        "echo links=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,)\n"
+        "echo shm=$(ipcs -m | grep -c '^0x')\n"
+        "ipcmk -M 4096 >/dev/null && echo shm_after=$(ipcs -m | grep -c '^0x')\n"
+        "unshare -U true 2>/dev/null && echo nested=yes || echo nested=no\n"
+        "/usr/bin/python3 -c 'import socket\n"
+        "s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\n"
+        "c = socket.create_connection(s.getsockname()); print(\"loopback=up\")'\n";
+
+static void value(const heal_sandbox_result *r, const char *key, char *out, size_t len)
+{
+        char pat[64];
+        const char *p, *e;
+
+        snprintf(pat, sizeof(pat), "%s=", key);
+        p = strstr(r->out, pat);
+        cr_assert_not_null(p, "no %s in output:\n%s\n%s", key, r->out, r->err);
+        p += strlen(pat);
+        e = p + strcspn(p, " \n");
+        cr_assert_lt((size_t)(e - p), len);
+        memcpy(out, p, (size_t)(e - p));
+        out[e - p] = '\0';
+}
+
+static void assert_contained(const heal_sandbox_result *r)
+{
+        char v[128], map[64];
+
+        cr_assert_eq(r->status, HEAL_STATUS_OK, "%s\n%s\n%s", r->message, r->out, r->err);
+        snprintf(map, sizeof(map), "%u,%u,1", getuid(), getuid());
+        value(r, "uid_map", v, sizeof(v));
+        cr_assert_str_eq(v, map);
+        value(r, "max_userns", v, sizeof(v));
+        cr_assert_str_eq(v, "0");
+        value(r, "pid", v, sizeof(v));
+        cr_assert_str_eq(v, "2", "the command is the second process of its PID namespace");
+        value(r, "host", v, sizeof(v));
+        cr_assert_str_eq(v, "heal");
+        value(r, "links", v, sizeof(v));
+        cr_assert_str_eq(v, "lo,", "a fresh network namespace has loopback only");
+        value(r, "shm", v, sizeof(v));
+        cr_assert_str_eq(v, "0", "a previous run's SysV segment is visible");
+        value(r, "shm_after", v, sizeof(v));
+        cr_assert_str_eq(v, "1");
+        value(r, "nested", v, sizeof(v));
+        cr_assert_str_eq(v, "no", "nested user namespaces must be refused");
+        value(r, "loopback", v, sizeof(v));
+        cr_assert_str_eq(v, "up");
+}
+
+Test(pool, joined_namespaces_are_contained_as_made_ones_and_never_reused)
+{
+        const char *argv[] = { "/bin/sh", "-c", probe_script, NULL };
+        heal_sandbox *sb = test_sandbox("/");
+
+        test_require("ipcmk");
+        cr_assert(!heal_sandbox_pool_wait(), "nothing asked for yet");
+        for (int i = 0; i < 6; i++) {
+                heal_sandbox_result r = { 0 };
+
+                if (i >= 2)
+                        cr_assert(heal_sandbox_pool_wait(), "run %d: no set made", i);
+                test_run(sb, argv, &r);
+                /* The first two runs make their own; from the third on a set is ready. */
+                cr_assert_eq(r.timing.pooled, i >= 2, "run %d pooled=%d", i, r.timing.pooled);
+                /* Each run leaves a SysV segment behind in its IPC namespace: the next one
+                 * must not see it (namespace inode numbers are recycled, and say nothing). */
+                assert_contained(&r);
+                heal_sandbox_result_release(&r);
+        }
+        heal_sandbox_free(sb);
+}
+
+Test(pool, a_forked_child_never_gets_its_parents_set)
+{
+        const char *argv[] = { "/bin/sh", "-c", "readlink /proc/self/ns/net", NULL };
+        heal_sandbox *sb = test_sandbox("/");
+        heal_sandbox_result r = { 0 };
+        char child_net[64] = "", parent_net[64] = "";
+        int fds[2], st;
+        pid_t pid;
+
+        for (int i = 0; i < 2; i++) {
+                test_run(sb, argv, &r);
+                heal_sandbox_result_release(&r);
+        }
+        cr_assert(heal_sandbox_pool_wait());
+        cr_assert_eq(pipe(fds), 0);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                heal_error err = HEAL_ERROR_INIT;
+                char line[128];
+                int n;
+
+                if (heal_sandbox_run(sb, argv, &r, &err) < 0 || r.status != HEAL_STATUS_OK)
+                        _exit(2);
+                n = snprintf(line, sizeof(line), "%d %s", r.timing.pooled, r.out);
+                _exit(write(fds[1], line, (size_t)n) == n ? 0 : 3);
+        }
+        close(fds[1]);
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+        {
+                char line[128] = "";
+                ssize_t n = read(fds[0], line, sizeof(line) - 1);
+
+                cr_assert_gt(n, 2);
+                cr_assert_eq(line[0], '0', "the child joined the parent's set: %s", line);
+                sscanf(line + 2, "%63s", child_net);
+        }
+        close(fds[0]);
+        test_run(sb, argv, &r);
+        cr_assert(r.timing.pooled, "the parent's set is still its own");
+        sscanf(r.out, "%63s", parent_net);
+        cr_assert_str_neq(parent_net, child_net);
+        heal_sandbox_result_release(&r);
+        heal_sandbox_free(sb);
+}
+
+struct server {
+        char dir[256];
+        heal_sandbox_result res;
+};
+
+/* Listens on 127.0.0.1:47813 until the client's run is over, then says what it accepted. */
+static void *serve(void *arg)
+{
+        static const char script[] =
+                "import os, select, socket\n"
+                "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                "s.bind(('127.0.0.1', 47813)); s.listen()\n"
+                "open('ready', 'w').close()\n"
+                "got = 0\n"
+                "while not os.path.exists('done'):\n"
+                "    if select.select([s], [], [], 0.02)[0]:\n"
+                "        s.accept(); got += 1\n"
+                "print('accepted', got)\n";
+        struct server *srv = arg;
+        const char *argv[] = { "/usr/bin/python3", "-c", script, NULL };
+        heal_sandbox *sb = test_sandbox(srv->dir);
+
+        test_run(sb, argv, &srv->res);
+        heal_sandbox_free(sb);
+        return NULL;
+}
+
+Test(pool, two_sandboxes_never_share_a_network)
+{
+        static const char client[] =
+                "import socket\n"
+                "try:\n"
+                "    socket.create_connection(('127.0.0.1', 47813), timeout=2); print('connected')\n"
+                "except ConnectionRefusedError:\n"
+                "    print('refused')\n"
+                "open('done', 'w').close()\n";
+        const char *argv[] = { "/usr/bin/python3", "-c", client, NULL };
+        struct server srv = { .res = { 0 } };
+        char *dir = test_tempdir(), ready[300];
+        heal_sandbox *sb = test_sandbox(dir);
+        heal_sandbox_result r = { 0 };
+        pthread_t t;
+        struct stat st;
+
+        test_require("python3");
+        snprintf(srv.dir, sizeof(srv.dir), "%s", dir);
+        snprintf(ready, sizeof(ready), "%s/ready", dir);
+        for (int i = 0; i < 2; i++) { /* from now on every run can join a set */
+                test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
+                heal_sandbox_result_release(&r);
+        }
+        cr_assert(heal_sandbox_pool_wait());
+        cr_assert_eq(pthread_create(&t, NULL, serve, &srv), 0);
+        for (int i = 0; i < 5000 && stat(ready, &st) < 0; i++)
+                usleep(2000); /* polls the server's start, at most 10 s */
+        cr_assert_eq(stat(ready, &st), 0, "the server never listened");
+        heal_sandbox_pool_wait();
+        test_run(sb, argv, &r);
+        pthread_join(t, NULL);
+        cr_assert_eq(r.status, HEAL_STATUS_OK, "%s %s", r.message, r.err);
+        cr_assert_str_eq(r.out, "refused\n");
+        cr_assert_eq(srv.res.status, HEAL_STATUS_OK, "%s %s", srv.res.message, srv.res.err);
+        cr_assert_str_eq(srv.res.out, "accepted 0\n");
+        cr_assert(r.timing.pooled || srv.res.timing.pooled, "neither run joined a set");
+        heal_sandbox_result_release(&r);
+        heal_sandbox_result_release(&srv.res);
+        heal_sandbox_free(sb);
+        test_rmtree(dir);
+        free(dir);
+}
+
+Test(pool, sandboxes_that_allow_nested_userns_or_share_the_network_make_their_own)
+{
+        const char *argv[] = { "/bin/sh", "-c", "unshare -U true && echo nested", NULL };
+        heal_sandbox *sb = test_sandbox("/");
+        heal_error err = HEAL_ERROR_INIT;
+        heal_sandbox_result r = { 0 };
+
+        for (int i = 0; i < 2; i++) {
+                test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
+                heal_sandbox_result_release(&r);
+        }
+        cr_assert(heal_sandbox_pool_wait());
+        cr_assert_eq(heal_sandbox_set_flags(sb, HEAL_SANDBOX_ALLOW_USERNS, &err), 0, "%s", err.msg);
+        test_run(sb, argv, &r);
+        cr_assert_str_eq(r.out, "nested\n", "%s %s", r.message, r.err);
+        cr_assert(!r.timing.pooled);
+        heal_sandbox_result_release(&r);
+        cr_assert_eq(heal_sandbox_set_flags(sb, HEAL_SANDBOX_SHARE_NET, &err), 0, "%s", err.msg);
+        test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
+        cr_assert(!r.timing.pooled);
+        heal_sandbox_result_release(&r);
+        cr_assert(heal_sandbox_pool_wait(), "the set is still there for the next run");
+        heal_sandbox_free(sb);
+}
+
+Test(pool, release_gives_the_descriptors_back)
+{
+        heal_sandbox *sb;
+        heal_sandbox_result r = { 0 };
+        int fds;
+
+        heal_sandbox_pool_release();
+        fds = test_fd_count();
+        sb = test_sandbox("/");
+        for (int i = 0; i < 3; i++) {
+                test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
+                heal_sandbox_result_release(&r);
+        }
+        cr_assert(heal_sandbox_pool_wait());
+        heal_sandbox_free(sb);
+        cr_assert_eq(test_fd_count(), fds + 3, "user, network and IPC namespace");
+        heal_sandbox_pool_release();
+        cr_assert_eq(test_fd_count(), fds);
+        cr_assert(!heal_sandbox_pool_wait(), "released: no set until a run asks again");
+}
