@@ -423,6 +423,9 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
  * it. Call this to get the descriptors back (before counting descriptors, or before a long
  * idle period); later runs make a new set as needed.
  *
+ * heal_sandbox_run() waits for a set the thread is making rather than create its own namespaces
+ * meanwhile: the set is ready sooner, and the two would contend for the kernel's sysctl lock.
+ *
  * Context: thread-safe; waits while the pool's thread is making a set.
  * See: setns(2), network_namespaces(7), user_namespaces(7) ("Defining user and group ID
  *      mappings"), clone(2) (CLONE_VM | CLONE_VFORK, as posix_spawn(3)).

@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "child-internal.h"
@@ -110,9 +111,11 @@ static bool prepare_mountpoint(const struct child_op *op)
         return true;
 }
 
-static void set_attrs(const struct child_op *op, const char *path, bool recursive)
+/* @op's attributes on the mount at @path, or on the detached tree @fd when @path is "". */
+static void set_attrs(const struct child_op *op, int fd, const char *path, bool recursive)
 {
         struct mount_attr attr = { .attr_set = op->attr_set, .attr_clr = op->attr_clr };
+        unsigned flags = (recursive ? AT_RECURSIVE : 0) | (*path ? 0 : AT_EMPTY_PATH);
 
         if (op->defer_ro)
                 attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
@@ -123,9 +126,47 @@ static void set_attrs(const struct child_op *op, const char *path, bool recursiv
                                 MOUNT_ATTR__ATIME; /* "atime": back to relatime */
         if (!attr.attr_set && !attr.attr_clr)
                 return;
-        if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr,
-                    sizeof(attr)) < 0)
-                fail(STEP_SETATTR, errno, op->entry, path);
+        if (syscall(SYS_mount_setattr, fd, path, flags, &attr, sizeof(attr)) < 0)
+                fail(STEP_SETATTR, errno, op->entry, *path ? path : op->dst);
+}
+
+/*
+ * A bind mount, made from descriptors so that no path is looked up twice: the source is opened
+ * without following a symlink (the parent resolved every symlink of it on the host, so one there
+ * now means the tree changed) and must still be the file the parent saw when it compiled the
+ * plan; its copy gets its flags while detached and is moved onto the mountpoint, itself opened
+ * without a symlink. A directory swapped for another or for a symlink meanwhile (by a process
+ * outside the sandbox) cannot redirect the mount. A tree the parent made (@op->src_fd: the
+ * idmapped /etc as root) comes with its flags set.
+ */
+static void mount_bind(const struct child_op *op)
+{
+        int src, tree = op->src_fd, dst;
+        struct stat st;
+
+        if (tree < 0) {
+                src = open_nofollow(AT_FDCWD, op->src, O_PATH, RESOLVE_NO_SYMLINKS);
+                if (src < 0)
+                        fail(STEP_BIND_SOURCE, errno, op->entry, op->src);
+                if (op->src_ino &&
+                    (fstat(src, &st) < 0 || st.st_dev != op->src_dev || st.st_ino != op->src_ino))
+                        fail(STEP_BIND_SOURCE, ESTALE, op->entry, op->src);
+                tree = (int)syscall(SYS_open_tree, src, "",
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+                                            AT_EMPTY_PATH);
+                if (tree < 0)
+                        fail(STEP_MOUNT, errno, op->entry, op->src);
+                close(src);
+                set_attrs(op, tree, "", true);
+        }
+        dst = open_nofollow(AT_FDCWD, op->dst, O_PATH, RESOLVE_NO_SYMLINKS);
+        if (dst < 0)
+                fail(STEP_MOUNTPOINT_SYMLINK, errno, op->entry, op->dst);
+        if (syscall(SYS_move_mount, tree, "", dst, "",
+                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                fail(STEP_MOUNT, errno, op->entry, op->src);
+        close(dst);
+        close(tree);
 }
 
 static void mount_dev(const struct child_op *op)
@@ -277,9 +318,7 @@ static void apply_op(const struct child_op *op)
                 return;
         switch (op->kind) {
         case HEAL_MOUNT_BIND:
-                if (mount(op->src, op->dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-                        fail(STEP_MOUNT, errno, op->entry, op->src);
-                set_attrs(op, op->dst, true);
+                mount_bind(op);
                 break;
         case HEAL_MOUNT_TMPFS:
                 if (op->hidden)

@@ -31,6 +31,7 @@ static const char *const step_names[_STEP_MAX] = {
         [STEP_MOUNTPOINT_TYPE] = "checking a mountpoint",
         [STEP_MOUNTPOINT_SYMLINK] = "resolving a mountpoint",
         [STEP_MOUNT] = "mounting",
+        [STEP_BIND_SOURCE] = "opening a bind source",
         [STEP_SETATTR] = "setting mount flags",
         [STEP_OVERLAY_PREP] = "preparing overlay directories",
         [STEP_DEV] = "populating /dev",
@@ -130,9 +131,10 @@ static void describe_entry(char *buf, size_t len, const struct mount_entry *entr
 }
 
 /* Strip the "/newroot" prefix the child sees, so messages show sandbox paths. */
+/* A path as the user knows it: in the sandbox (/newroot/x) or on the host (/oldroot/x). */
 static const char *sandbox_path(const char *p)
 {
-        if (strncmp(p, "/newroot", 8) == 0)
+        if (strncmp(p, "/newroot", 8) == 0 || strncmp(p, "/oldroot", 8) == 0)
                 return p[8] ? p + 8 : "/";
         return p;
 }
@@ -237,6 +239,17 @@ void userns_explain_report(char *msg, size_t len, const struct report *rep,
                 return;
         case STEP_MOUNT:
                 explain_mount(msg, len, what, rep, e);
+                return;
+        case STEP_BIND_SOURCE:
+                snprintf(msg, len, "%s: the source '%s' %s", what, sandbox_path(rep->path),
+                         rep->err == ELOOP    ? "now goes through a symlink (it had none when it "
+                                                "was resolved); heal does not follow it: add "
+                                                "the mount again with the path it should share"
+                         : rep->err == ESTALE ? "was replaced by another file or directory "
+                                                "between the preparation of the run and its "
+                                                "mounts; heal mounts only what it checked"
+                         : rep->err == ENOENT ? "no longer exists"
+                                              : strerror(rep->err));
                 return;
         case STEP_SETATTR:
                 snprintf(msg, len, "%s: cannot set its flags (%s)%s", what, strerror(rep->err),

@@ -112,19 +112,35 @@ static int make(struct netns_pair *ret)
         return 0;
 }
 
+/*
+ * Take the lock, or fail in a forked child: a fork(2) taken while some thread of the parent held
+ * it leaves it locked forever in the child, which then runs without the pool.
+ */
+static bool lock_pool(void)
+{
+        if (pthread_mutex_trylock(&pool_lock) == 0)
+                return true;
+        if (thread_pid != getpid())
+                return false;
+        pthread_mutex_lock(&pool_lock);
+        return true;
+}
+
 bool netpool_take(struct netns_pair *ret)
 {
         bool got = false;
 
-        /* A thread making the next pair holds the lock for a while: start cold, do not wait. */
-        if (pthread_mutex_trylock(&pool_lock) != 0)
+        if (!lock_pool())
                 return false;
         requests++;
+        /* A set being made is ready sooner than a cold start would make its own. */
+        while (making && thread_pid == getpid())
+                pthread_cond_wait(&pool_cond, &pool_lock);
         if (pool.user_fd >= 0 && pool_pid == getpid()) {
                 *ret = pool;
                 got = true;
         } else if (pool.user_fd >= 0) {
-                /* Inherited across fork(): the parent may hand the same pair out too. */
+                /* Inherited across fork(): the parent may hand the same set out too. */
                 safe_close(pool.user_fd);
                 safe_close(pool.net_fd);
                 safe_close(pool.ipc_fd);
@@ -193,7 +209,7 @@ static bool start_thread(void)
 
 void netpool_refill(void)
 {
-        if (pthread_mutex_trylock(&pool_lock) != 0)
+        if (!lock_pool())
                 return;
         if (pool.user_fd < 0 && requests >= 2 && !pool_broken && start_thread()) {
                 wanted = true;
@@ -206,7 +222,8 @@ bool heal_sandbox_pool_wait(void)
 {
         bool ready;
 
-        pthread_mutex_lock(&pool_lock);
+        if (!lock_pool())
+                return false;
         while (thread_pid == getpid() && (wanted || making) && !pool_broken)
                 pthread_cond_wait(&pool_cond, &pool_lock);
         ready = pool.user_fd >= 0 && pool_pid == getpid();
@@ -216,7 +233,8 @@ bool heal_sandbox_pool_wait(void)
 
 void heal_sandbox_pool_release(void)
 {
-        pthread_mutex_lock(&pool_lock);
+        if (!lock_pool())
+                return;
         while (thread_pid == getpid() && making)
                 pthread_cond_wait(&pool_cond, &pool_lock);
         wanted = false;

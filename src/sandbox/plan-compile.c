@@ -28,6 +28,9 @@ void plan_compiled_release(struct plan_compiled *pc)
 {
         for (size_t i = 0; i < pc->n_strings; i++)
                 free(pc->strings[i]);
+        for (size_t i = 0; i < pc->n_ops; i++)
+                if (pc->ops[i].src_fd >= 0)
+                        close(pc->ops[i].src_fd);
         free(pc->strings);
         free(pc->ops);
         memset(pc, 0, sizeof(*pc));
@@ -356,10 +359,18 @@ static int compile_entry(struct plan_compiled *pc, struct child_op *op,
         op->defer_ro = e->defer_ro;
         op->if_present = e->if_present;
         switch (e->kind) {
-        case HEAL_MOUNT_BIND:
+        case HEAL_MOUNT_BIND: {
+                struct stat st;
+
                 op->src = oldroot_path(pc, e->source);
                 op->is_file = !e->source_is_dir;
+                /* What the child must find there (child-mount.c: mount_bind). */
+                if (stat(e->source, &st) == 0) {
+                        op->src_dev = st.st_dev;
+                        op->src_ino = st.st_ino;
+                }
                 break;
+        }
         case HEAL_MOUNT_TMPFS: {
                 char *sizing = tmpfs_sizing(pc, e->size, e->nr_inodes, lim);
 
@@ -407,6 +418,8 @@ int plan_compile(struct plan_compiled *ret, const struct mount_entry *entries, s
         if (!pc.ops)
                 return heal_error_set(err, -ENOMEM, "out of memory");
         pc.n_ops = n;
+        for (size_t i = 0; i < n; i++)
+                pc.ops[i].src_fd = -1;
         for (size_t i = 0; i < n; i++) {
                 r = compile_entry(&pc, &pc.ops[i], entries, n, i, limits, err);
                 if (r >= 0 && pc.ops[i].data && strlen(pc.ops[i].data) >= MOUNT_DATA_MAX)

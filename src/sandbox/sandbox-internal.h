@@ -51,6 +51,11 @@ struct child_op {
         bool may_create; /* a missing mountpoint lies on a writable tmpfs of ours */
         bool if_present; /* skip when the mountpoint is missing or of another type */
         int cover;       /* entry whose filesystem holds the mountpoint, -1 for the root */
+        /* bind: the source as the parent saw it when it compiled the plan (0: not found), and a
+         * detached tree the parent made for this run to mount instead (-1: none) */
+        dev_t src_dev;
+        ino_t src_ino;
+        int src_fd;
 };
 
 /* Child -> parent reports, one fixed-size record each (< PIPE_BUF, so writes are atomic). */
@@ -75,6 +80,7 @@ enum child_step {
         STEP_MOUNTPOINT_TYPE,    /* a file where a directory is needed or the other way round */
         STEP_MOUNTPOINT_SYMLINK, /* the mountpoint's path goes through a symlink */
         STEP_MOUNT,
+        STEP_BIND_SOURCE, /* the bind source changed since the plan was compiled */
         STEP_SETATTR,
         STEP_OVERLAY_PREP,
         STEP_DEV,

@@ -332,6 +332,40 @@ Test(traps, a_planted_symlink_cannot_steer_mountpoint_creation)
         free(victim);
 }
 
+/* A bind source is resolved when the entry is added; a symlink put there later (by anyone who
+ * can write its parent) must not carry the mount elsewhere: mount(2) by path would follow it. */
+Test(traps, a_bind_source_swapped_for_a_symlink_is_not_followed)
+{
+        const char *argv[] = { "/bin/sh", "-c", "cat /data/f", NULL };
+        char *dir = test_tempdir(), src[600], secret[600], moved[600];
+        heal_error err = HEAL_ERROR_INIT;
+        heal_sandbox *sb = test_sandbox("/");
+
+        snprintf(src, sizeof(src), "%s/share", dir);
+        snprintf(secret, sizeof(secret), "%s/secret", dir);
+        snprintf(moved, sizeof(moved), "%s/moved", dir);
+        cr_assert_eq(mkdir(src, 0755), 0);
+        cr_assert_eq(mkdir(secret, 0755), 0);
+        test_write_file(src, "f", "shared\n");
+        test_write_file(secret, "f", "SECRET\n");
+        cr_assert_eq(heal_sandbox_set_flags(sb, HEAL_SANDBOX_EXTEND_DEFAULT, &err), 0);
+        cr_assert_eq(heal_sandbox_add_mount(sb, "bind", src, "/data", NULL, &err), 0, "%s",
+                     err.msg);
+        test_run(sb, argv, &res);
+        cr_assert_str_eq(res.out, "shared\n", "%s %s", res.message, res.err);
+        heal_sandbox_result_release(&res);
+        cr_assert_eq(rename(src, moved), 0);
+        cr_assert_eq(symlink("secret", src), 0); /* relative: it resolves inside too */
+        test_run(sb, argv, &res);
+        cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR, "%s", res.out);
+        cr_assert_null(strstr(res.out, "SECRET"));
+        cr_assert(strstr(res.message, "now goes through a symlink") && strstr(res.message, src),
+                  "%s", res.message);
+        heal_sandbox_free(sb);
+        test_rmtree(dir);
+        free(dir);
+}
+
 Test(traps, host_root_cannot_reach_host_root_powers)
 {
         /* Only meaningful when the suite runs as root: the command is then host uid 0. */
