@@ -411,7 +411,8 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
                      heal_error *err);
 
 /**
- * heal_sandbox_pool_release() - Close the pre-made namespaces the library keeps for the next run.
+ * heal_sandbox_pool_release() - Close what the library keeps across runs: pre-made namespaces,
+ *                               and as root the idmapped copy of /etc.
  *
  * From its second sandbox with a network namespace of its own on, a process keeps one
  * pre-made user namespace with the network and IPC namespaces it owns (three descriptors,
@@ -420,8 +421,10 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
  * with setns(2) instead of creating a network namespace (about 0.35 ms of kernel work) on its
  * critical path; the sandbox's own mount, PID, UTS and cgroup namespaces are still new. Each
  * set serves one sandbox only and is never used by a forked child of the process that made
- * it. Call this to get the descriptors back (before counting descriptors, or before a long
- * idle period); later runs make a new set as needed.
+ * it. As root, the default view's /etc is a clone of one idmapped copy of the host's /etc
+ * made once per process (one more descriptor; see the "Default view" notes in docs/sandbox.md).
+ * Call this to get the descriptors back (before counting descriptors, or before a long idle
+ * period); later runs make new ones as needed.
  *
  * heal_sandbox_run() waits for a set the thread is making rather than create its own namespaces
  * meanwhile: the set is ready sooner, and the two would contend for the kernel's sysctl lock.

@@ -113,6 +113,36 @@ static void check_overlay(struct doctor *d)
         heal_sandbox_result_release(&res);
 }
 
+/* As root: how the default view hides what only root may read under /etc (secrets.c). */
+static void check_root_etc(struct doctor *d)
+{
+        static const char *const argv[] = { "/usr/bin/stat", "-c", "%u", "/etc/passwd", NULL };
+        heal_sandbox_result res = { 0 };
+        char msg[HEAL_ERROR_MSG_MAX];
+        struct check *c;
+
+        if (geteuid() != 0)
+                return;
+        if (try_run(argv, 0, false, msg, sizeof(msg), &res) < 0) {
+                c = add(d, "root-etc", "fail");
+                snprintf(c->detail, sizeof(c->detail), "%s", msg);
+        } else if (res.out && strcmp(res.out, "65534\n") == 0) {
+                c = add(d, "root-etc", "ok");
+                snprintf(c->detail, sizeof(c->detail),
+                         "/etc is idmapped in the sandbox: the kernel refuses every file under "
+                         "it that other users may not read, whenever it appeared");
+        } else {
+                c = add(d, "root-etc", "warn");
+                snprintf(c->detail, sizeof(c->detail),
+                         "/etc cannot be idmapped here (Linux >= 5.12 and a filesystem with "
+                         "idmapped mounts needed): heal hides what other users may not read by "
+                         "a walk of /etc when a process starts, so a file created later stays "
+                         "visible to that process's sandboxes; fix: a newer kernel, or run heal "
+                         "as an unprivileged user");
+        }
+        heal_sandbox_result_release(&res);
+}
+
 static void check_cgroup(struct doctor *d)
 {
         char where[2 * 4096];
@@ -285,6 +315,7 @@ int cmd_doctor(int argc, char **argv)
         }
         check_namespaces(&d);
         check_overlay(&d);
+        check_root_etc(&d);
         check_cgroup(&d);
         check_tool(&d, "go", go, "golang-go");
         check_tool(&d, "cc", cc, "gcc");

@@ -243,4 +243,5 @@ void heal_sandbox_pool_release(void)
         safe_close(pool.ipc_fd);
         pool = (struct netns_pair){ -1, -1, -1 };
         pthread_mutex_unlock(&pool_lock);
+        plan_etc_release();
 }

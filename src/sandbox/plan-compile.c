@@ -545,8 +545,13 @@ int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, 
                         goto fail;
         }
         /* As root the command could read what only root may read: hide it (secrets.c). */
-        if (r >= 0 && geteuid() == 0)
+        if (r >= 0 && geteuid() == 0 && plan_etc_idmap_available()) {
+                for (size_t i = 0; i < n; i++)
+                        if (v[i].kind == HEAL_MOUNT_BIND && strcmp(v[i].target, "/etc") == 0)
+                                v[i].etc_idmap = true;
+        } else if (r >= 0 && geteuid() == 0) {
                 r = plan_add_secret_masks(&v, &n, err);
+        }
         if (r >= 0)
                 r = plan_entry_add(&v, &n, HEAL_MOUNT_PROC, NULL, "/proc", NULL, true, err);
         if (r >= 0)

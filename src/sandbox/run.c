@@ -152,7 +152,13 @@ static int prepare_plan(struct run *run, heal_error *err)
                 entries = run->view;
                 n = run->n_view;
         }
-        return plan_compile(&run->pc, entries, n, &sb->limits, err);
+        r = plan_compile(&run->pc, entries, n, &sb->limits, err);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (entries[i].etc_idmap && (run->pc.ops[i].src_fd = plan_etc_tree()) < 0)
+                        r = heal_error_set(err, run->pc.ops[i].src_fd,
+                                           "cannot copy the idmapped /etc for the sandbox: %s",
+                                           strerror(-run->pc.ops[i].src_fd));
+        return r;
 }
 
 static const char *env_get(char *const *env, const char *name)
@@ -293,6 +299,9 @@ static int start(struct run *run, heal_error *err)
         run->plan.pool_user_fd = safe_close(pair.user_fd);
         run->plan.pool_net_fd = safe_close(pair.net_fd);
         run->plan.pool_ipc_fd = safe_close(pair.ipc_fd);
+        for (size_t i = 0; i < run->pc.n_ops; i++) /* the child has its copies */
+                if (run->pc.ops[i].src_fd >= 0)
+                        run->pc.ops[i].src_fd = safe_close(run->pc.ops[i].src_fd);
         run->out_w = safe_close(run->out_w);
         run->err_w = safe_close(run->err_w);
         run->rep_w = safe_close(run->rep_w);

@@ -31,6 +31,8 @@ struct mount_entry {
         char *workdir;      /* overlay: sandbox path, or NULL (made next to upperdir) */
         bool if_present;    /* skipped when its mountpoint is gone or changed type (the masks
                              * of root-only /etc files: /etc may change after the walk) */
+        bool etc_idmap;     /* the default view's /etc as root: mounted from secrets.c's
+                             * idmapped copy (plan_etc_tree()) */
 };
 
 /* What the sandbox's init does for one entry; strings were built by the parent before clone. */
@@ -231,6 +233,12 @@ int plan_entry_add(struct mount_entry **entries, size_t *n_entries, int kind, co
                    const char *target, const char *const *options, bool internal, heal_error *err);
 void plan_entries_free(struct mount_entry *entries, size_t n);
 int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err);
+/* secrets.c: whether this kernel and /etc allow the idmapped copy (made once per process). */
+bool plan_etc_idmap_available(void);
+/* A fresh detached copy of it for one run (the caller closes it), or -errno. */
+int plan_etc_tree(void);
+/* Close the copy kept for the process (heal_sandbox_pool_release()). */
+void plan_etc_release(void);
 bool path_under(const char *path, const char *prefix);
 void plan_entry_release(struct mount_entry *e);
 /* A deep copy of @e into @ret; -ENOMEM. */

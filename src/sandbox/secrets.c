@@ -2,18 +2,32 @@
 /*
  * What the default view hides under /etc when heal runs as root: every file and directory that
  * other users may not read (shadow, SSH host keys, /etc/ssl/private, sudoers, VPN and database
- * credentials). A command running as host uid 0 could read them otherwise. The walk is done once
- * per process; files are covered with /dev/null on a nodev mount (opening them fails with
+ * credentials). A command running as host uid 0 could read them otherwise.
+ *
+ * First choice, an idmapped mount (mount_setattr(2), MOUNT_ATTR_IDMAP, Linux >= 5.12 and a
+ * filesystem that supports it): the sandbox gets a copy of /etc on which host uid and gid 0
+ * show as 65534, so the command, uid 0 without capabilities, is "other" to root's files and the
+ * kernel itself refuses what others may not read, however deep and whenever it appeared. The
+ * copy is made once per process (open_tree(2) of /etc, then the idmap), each run mounts a clone
+ * of it. Root's files show as owned by 65534 inside.
+ *
+ * Otherwise (kernel, filesystem or a submount of /etc without idmap support) a walk of /etc, once
+ * per process: files found are covered with /dev/null on a nodev mount (opening them fails with
  * EACCES, as for any other user), directories with an empty read-only tmpfs.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/mount.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -126,4 +140,126 @@ int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err)
                         (*v)[*n - 1].if_present = true;
         }
         return r;
+}
+
+/* The idmapped copy of /etc: -1 not tried yet, -2 not available here, else the detached tree. */
+static int etc_tree = -1;
+static pthread_mutex_t etc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Root shows as 65534 (uid and gid), every other id as itself (user_namespaces(7) maps). */
+static const char idmap[] = "0 65534 1\n1 1 65533\n65535 65535 4294901760\n";
+
+static int write_map(pid_t pid, const char *file)
+{
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+        return child_write_file(path, idmap);
+}
+
+/* A user namespace with the idmap above, as a descriptor; -errno. Made by a child that waits
+ * while we write its maps (only a process privileged over the parent namespace may write such
+ * maps). */
+static int idmap_userns(void)
+{
+        int ready[2], go[2], fd = -EIO, st;
+        char c = 0;
+        pid_t pid;
+
+        if (pipe2(ready, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(go, O_CLOEXEC) < 0) {
+                close(ready[0]), close(ready[1]);
+                return -errno;
+        }
+        pid = fork();
+        if (pid == 0) {       /* async-signal-safe only: the caller may be multi-threaded */
+                close(go[1]); /* our end-of-file on it means: done */
+                c = unshare(CLONE_NEWUSER) == 0 ? 'u' : 'x';
+                if (write(ready[1], &c, 1) == 1)
+                        while (read(go[0], &c, 1) < 0 && errno == EINTR)
+                                ;
+                _exit(0);
+        }
+        close(ready[1]);
+        close(go[0]);
+        if (pid > 0 && read(ready[0], &c, 1) == 1 && c == 'u') {
+                char path[64];
+
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+                if ((fd = write_map(pid, "uid_map")) == 0 &&
+                    (fd = write_map(pid, "gid_map")) == 0 &&
+                    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                        fd = -errno;
+        }
+        close(ready[0]);
+        close(go[1]); /* the child leaves */
+        if (pid > 0)
+                while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                        ;
+        return pid < 0 ? -errno : fd;
+}
+
+static int make_etc_tree(void)
+{
+        struct mount_attr attr = {
+                .attr_set =
+                        MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        };
+        int userns = idmap_userns(), tree;
+
+        if (userns < 0)
+                return userns;
+        attr.userns_fd = (uint64_t)userns;
+        tree = (int)syscall(SYS_open_tree, AT_FDCWD, "/etc",
+                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+        if (tree >= 0 && syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                                 sizeof(attr)) < 0) {
+                close(tree);
+                tree = -1;
+        }
+        close(userns);
+        return tree;
+}
+
+bool plan_etc_idmap_available(void)
+{
+        bool ok;
+
+        pthread_mutex_lock(&etc_lock);
+        if (etc_tree == -1) {
+                const char *v = getenv("HEAL_ETC_IDMAP"); /* "0": the walk (docs/sandbox.md) */
+                int t = v && strcmp(v, "0") == 0 ? -1 : make_etc_tree();
+
+                etc_tree = t >= 0 ? t : -2;
+        }
+        ok = etc_tree >= 0;
+        pthread_mutex_unlock(&etc_lock);
+        return ok;
+}
+
+int plan_etc_tree(void)
+{
+        int fd = -ENOENT;
+
+        pthread_mutex_lock(&etc_lock);
+        if (etc_tree >= 0) {
+                fd = (int)syscall(SYS_open_tree, etc_tree, "",
+                                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+                                          AT_EMPTY_PATH);
+                if (fd < 0)
+                        fd = -errno;
+        }
+        pthread_mutex_unlock(&etc_lock);
+        return fd;
+}
+
+void plan_etc_release(void)
+{
+        pthread_mutex_lock(&etc_lock);
+        if (etc_tree >= 0) {
+                close(etc_tree);
+                etc_tree = -1;
+        }
+        pthread_mutex_unlock(&etc_lock);
 }

@@ -393,7 +393,7 @@ Test(traps, host_root_cannot_reach_host_root_powers)
 /* As root, every file and directory under /etc that others may not read is hidden, however deep,
  * and a symlink to one leads nowhere. (A user cannot write /etc: for users the same property is
  * the plain permission check, asserted on the system's own secrets.) */
-Test(traps, root_only_files_under_etc_are_hidden_however_deep)
+static void check_root_only_files_hidden(void)
 {
         char dir[64], cmd[1024];
 
@@ -424,12 +424,55 @@ Test(traps, root_only_files_under_etc_are_hidden_however_deep)
         cr_assert_null(strstr(res.out, "key"), "the locked directory lists nothing: %s", res.out);
 }
 
+/* As root /etc is idmapped where the kernel allows it (docs/sandbox.md), else walked. */
+Test(traps, root_only_files_under_etc_are_hidden_however_deep)
+{
+        check_root_only_files_hidden();
+}
+
+Test(traps, root_only_files_under_etc_are_hidden_by_the_walk_too)
+{
+        cr_assert_eq(setenv("HEAL_ETC_IDMAP", "0", 1), 0);
+        check_root_only_files_hidden();
+        if (geteuid() == 0) {
+                test_sh("/tmp", "stat -c %u /etc/passwd", &res);
+                cr_assert_str_eq(res.out, "0\n", "the walk shows root's files as root's");
+        }
+}
+
+/* The idmapped /etc hides a secret however late it appears; the walk could not. */
+Test(traps, a_root_only_file_created_after_the_first_run_is_hidden)
+{
+        char path[64], cmd[256];
+
+        if (geteuid() != 0) {
+                test_sh("/tmp", "cat /etc/shadow 2>/dev/null; echo done", &res);
+                cr_assert(strstr(res.out, "done") && !strstr(res.out, "root:"), "%s", res.out);
+                return;
+        }
+        test_sh("/tmp", "stat -c %u /etc/passwd", &res);
+        cr_assert_str_eq(res.out, "65534\n",
+                         "/etc is not idmapped here (kernel or filesystem without "
+                         "MOUNT_ATTR_IDMAP?): %s %s",
+                         res.out, res.message);
+        heal_sandbox_result_release(&res);
+        snprintf(path, sizeof(path), "/etc/heal-test-late-%d", (int)getpid());
+        snprintf(cmd, sizeof(cmd), "umask 077 && echo LATESECRET > %s", path);
+        cr_assert_eq(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "cat %s 2>&1; echo done", path);
+        test_sh("/tmp", cmd, &res);
+        unlink(path);
+        cr_assert(strstr(res.out, "done") && strstr(res.out, "Permission denied"), "%s", res.out);
+        cr_assert_null(strstr(res.out, "LATESECRET"), "%s", res.out);
+}
+
 /* The walk of /etc is done once per process; what it found may be gone by a later run (apt
  * removed it): the run must go on, not fail on a missing mountpoint. */
 Test(traps, a_root_only_path_removed_after_the_walk_is_not_an_error)
 {
         char dir[64], cmd[512];
 
+        cr_assert_eq(setenv("HEAL_ETC_IDMAP", "0", 1), 0);
         snprintf(dir, sizeof(dir), "%s/heal-test-gone-%d", geteuid() == 0 ? "/etc" : "/tmp",
                  (int)getpid());
         snprintf(cmd, sizeof(cmd),
