@@ -20,8 +20,11 @@
  * two descriptors keep the namespaces alive.
  *
  * A pair serves one sandbox only, is never handed to a forked child of the process that made
- * it (two sandboxes must never share a network), and is made only from the second request on,
- * so a process that runs a single sandbox (heal run) never pays for one it would not use.
+ * it (two sandboxes must never share a network: the child closes what it inherited, and its
+ * lock, condition variable and thread state start afresh, pthread_atfork(3)), nor to a run
+ * whose uid or gid is no longer the one the pair maps, and is made only from the second
+ * request on, so a process that runs a single sandbox (heal run) never pays for one it would
+ * not use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,8 +41,10 @@
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER; /* wake the thread; pair made */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static struct netns_pair pool = { -1, -1, -1 };
-static pid_t pool_pid;    /* the process that made the pair in the pool */
+static uid_t pool_uid; /* the ids the pair's user namespace maps */
+static gid_t pool_gid;
 static pid_t thread_pid;  /* the process whose pool thread runs (none in a forked child) */
 static unsigned requests; /* netpool_take() calls so far */
 static bool wanted;       /* netpool_refill() asked for a pair */
@@ -86,8 +91,10 @@ static int make(struct netns_pair *ret)
         sigset_t all, old;
         int pid, e, st;
 
-        snprintf(m.uid_map, sizeof(m.uid_map), "%u %u 1\n", getuid(), getuid());
-        snprintf(m.gid_map, sizeof(m.gid_map), "%u %u 1\n", getgid(), getgid());
+        pool_uid = getuid(); /* read by netpool_take() under the lock, after installing */
+        pool_gid = getgid();
+        snprintf(m.uid_map, sizeof(m.uid_map), "%u %u 1\n", pool_uid, pool_uid);
+        snprintf(m.gid_map, sizeof(m.gid_map), "%u %u 1\n", pool_gid, pool_gid);
         /* The helper runs our signal handlers on our memory if a signal reaches it: none may. */
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -112,40 +119,67 @@ static int make(struct netns_pair *ret)
         return 0;
 }
 
-/*
- * Take the lock, or fail in a forked child: a fork(2) taken while some thread of the parent held
- * it leaves it locked forever in the child, which then runs without the pool.
- */
-static bool lock_pool(void)
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
+
+static void register_atfork(void)
 {
-        if (pthread_mutex_trylock(&pool_lock) == 0)
-                return true;
-        if (thread_pid != getpid())
-                return false;
+        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+static void close_set(struct netns_pair *p)
+{
+        safe_close(p->user_fd);
+        safe_close(p->net_fd);
+        safe_close(p->ipc_fd);
+        *p = (struct netns_pair){ -1, -1, -1 };
+}
+
+/* fork(2) with the lock held by the forking thread, so that the child gets it in a known state. */
+static void atfork_prepare(void)
+{
         pthread_mutex_lock(&pool_lock);
-        return true;
+}
+
+static void atfork_parent(void)
+{
+        pthread_mutex_unlock(&pool_lock);
+}
+
+/* The child has no pool thread, and its copy of the condition variable may name waiters that
+ * do not exist here (glibc cannot reuse it): start afresh, without the parent's set. */
+static void atfork_child(void)
+{
+        pthread_mutex_init(&pool_lock, NULL);
+        pthread_cond_init(&pool_cond, NULL);
+        close_set(&pool);
+        thread_pid = 0;
+        wanted = making = false;
+}
+
+static void lock_pool(void)
+{
+        pthread_once(&atfork_once, register_atfork);
+        pthread_mutex_lock(&pool_lock);
 }
 
 bool netpool_take(struct netns_pair *ret)
 {
         bool got = false;
 
-        if (!lock_pool())
-                return false;
+        lock_pool();
         requests++;
         /* A set being made is ready sooner than a cold start would make its own. */
-        while (making && thread_pid == getpid())
+        while (making)
                 pthread_cond_wait(&pool_cond, &pool_lock);
-        if (pool.user_fd >= 0 && pool_pid == getpid()) {
+        /* Made for other ids (the process changed its uid or gid since): the maps would lie. */
+        if (pool.user_fd >= 0 && pool_uid == getuid() && pool_gid == getgid()) {
                 *ret = pool;
+                pool = (struct netns_pair){ -1, -1, -1 };
                 got = true;
-        } else if (pool.user_fd >= 0) {
-                /* Inherited across fork(): the parent may hand the same set out too. */
-                safe_close(pool.user_fd);
-                safe_close(pool.net_fd);
-                safe_close(pool.ipc_fd);
         }
-        pool = (struct netns_pair){ -1, -1, -1 };
+        close_set(&pool);
         pthread_mutex_unlock(&pool_lock);
         return got;
 }
@@ -167,13 +201,11 @@ static void *pool_thread(void *arg)
                 r = make(&pair);
                 pthread_mutex_lock(&pool_lock);
                 making = false;
+                wanted = false; /* whoever asked meanwhile is served by this set */
                 if (r == 0 && pool.user_fd < 0) {
                         pool = pair;
-                        pool_pid = getpid();
                 } else if (r == 0) {
-                        safe_close(pair.user_fd);
-                        safe_close(pair.net_fd);
-                        safe_close(pair.ipc_fd);
+                        close_set(&pair);
                 } else {
                         pool_broken = true; /* the cold path explains why, run after run */
                 }
@@ -203,15 +235,13 @@ static bool start_thread(void)
         if (r != 0)
                 return false;
         thread_pid = getpid();
-        making = false; /* a forked child inherits the flag, not the thread */
         return true;
 }
 
 void netpool_refill(void)
 {
-        if (!lock_pool())
-                return;
-        if (pool.user_fd < 0 && requests >= 2 && !pool_broken && start_thread()) {
+        lock_pool();
+        if (pool.user_fd < 0 && !making && requests >= 2 && !pool_broken && start_thread()) {
                 wanted = true;
                 pthread_cond_broadcast(&pool_cond);
         }
@@ -222,26 +252,21 @@ bool heal_sandbox_pool_wait(void)
 {
         bool ready;
 
-        if (!lock_pool())
-                return false;
-        while (thread_pid == getpid() && (wanted || making) && !pool_broken)
+        lock_pool();
+        while (thread_pid == getpid() && !pool_broken && (making || (wanted && pool.user_fd < 0)))
                 pthread_cond_wait(&pool_cond, &pool_lock);
-        ready = pool.user_fd >= 0 && pool_pid == getpid();
+        ready = pool.user_fd >= 0;
         pthread_mutex_unlock(&pool_lock);
         return ready;
 }
 
 void heal_sandbox_pool_release(void)
 {
-        if (!lock_pool())
-                return;
-        while (thread_pid == getpid() && making)
+        lock_pool();
+        while (making)
                 pthread_cond_wait(&pool_cond, &pool_lock);
         wanted = false;
-        safe_close(pool.user_fd);
-        safe_close(pool.net_fd);
-        safe_close(pool.ipc_fd);
-        pool = (struct netns_pair){ -1, -1, -1 };
+        close_set(&pool);
         pthread_mutex_unlock(&pool_lock);
         plan_etc_release();
 }

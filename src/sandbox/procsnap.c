@@ -81,7 +81,9 @@ int procsnap_take(heal_sandbox_proc **ret, size_t *ret_n, pid_t init_pid)
         size_t n = 0;
         DIR *d;
 
-        snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)init_pid);
+        /* pid_for_children, not pid: a run that joined the pool's namespaces is watched through
+         * the process that started init, which is itself still in the caller's namespace. */
+        snprintf(path, sizeof(path), "/proc/%d/ns/pid_for_children", (int)init_pid);
         if (!v || stat(path, &ns) < 0 || !(d = opendir("/proc"))) {
                 free(v);
                 return -errno;

@@ -22,6 +22,7 @@
 #include <linux/mount.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,29 @@ int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err)
 /* The idmapped copy of /etc: -1 not tried yet, -2 not available here, else the detached tree. */
 static int etc_tree = -1;
 static pthread_mutex_t etc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t etc_atfork_once = PTHREAD_ONCE_INIT;
+
+/* A fork(2) while another thread makes the copy must not leave the child's lock held forever. */
+static void etc_atfork_prepare(void)
+{
+        pthread_mutex_lock(&etc_lock);
+}
+
+static void etc_atfork_release(void)
+{
+        pthread_mutex_unlock(&etc_lock);
+}
+
+static void etc_atfork(void)
+{
+        pthread_atfork(etc_atfork_prepare, etc_atfork_release, etc_atfork_release);
+}
+
+static void lock_etc(void)
+{
+        pthread_once(&etc_atfork_once, etc_atfork);
+        pthread_mutex_lock(&etc_lock);
+}
 
 /* Root shows as 65534 (uid and gid), every other id as itself (user_namespaces(7) maps). */
 static const char idmap[] = "0 65534 1\n1 1 65533\n65535 65535 4294901760\n";
@@ -172,7 +196,9 @@ static int idmap_userns(void)
                 close(ready[0]), close(ready[1]);
                 return -errno;
         }
-        pid = fork();
+        /* Not fork(3): that would run pthread_atfork handlers, ours included, with etc_lock held.
+         */
+        pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
         if (pid == 0) {       /* async-signal-safe only: the caller may be multi-threaded */
                 close(go[1]); /* our end-of-file on it means: done */
                 c = unshare(CLONE_NEWUSER) == 0 ? 'u' : 'x';
@@ -226,7 +252,7 @@ bool plan_etc_idmap_available(void)
 {
         bool ok;
 
-        pthread_mutex_lock(&etc_lock);
+        lock_etc();
         if (etc_tree == -1) {
                 const char *v = getenv("HEAL_ETC_IDMAP"); /* "0": the walk (docs/sandbox.md) */
                 int t = v && strcmp(v, "0") == 0 ? -1 : make_etc_tree();
@@ -242,7 +268,7 @@ int plan_etc_tree(void)
 {
         int fd = -ENOENT;
 
-        pthread_mutex_lock(&etc_lock);
+        lock_etc();
         if (etc_tree >= 0) {
                 fd = (int)syscall(SYS_open_tree, etc_tree, "",
                                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
@@ -256,7 +282,7 @@ int plan_etc_tree(void)
 
 void plan_etc_release(void)
 {
-        pthread_mutex_lock(&etc_lock);
+        lock_etc();
         if (etc_tree >= 0) {
                 close(etc_tree);
                 etc_tree = -1;
