@@ -439,29 +439,36 @@ static int command_entry(void *arg)
 #define COMMAND_STACK_SIZE (64 * 1024)
 
 /*
- * Start the command as posix_spawn(3) does: sharing init's memory (CLONE_VM | CLONE_VFORK, init
- * waits until it has called execve or failed), so that the caller's address space, which init
- * shares, is not copied once more; its file table is its own. AddressSanitizer builds copy, as
- * in start_init().
+ * Start @fn(@arg) in a child that shares our memory as posix_spawn(3)'s does (CLONE_VM |
+ * CLONE_VFORK, plus @flags): we wait until it has called execve(2) or exited, so our address
+ * space (the caller's) is not copied and nothing runs beside it. AddressSanitizer does not know
+ * a stack of ours and warns on every run: its builds copy instead. Returns the pid or -1.
  */
-static pid_t start_command(int sfd)
+static pid_t spawn_vfork(int (*fn)(void *), void *arg, size_t stack_size, unsigned long flags)
 {
-        pid_t cmd;
-
+        pid_t pid;
 #if defined(__SANITIZE_ADDRESS__)
-        cmd = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
-        if (cmd == 0)
-                command_entry(&sfd);
+        (void)stack_size;
+        pid = (pid_t)syscall(SYS_clone, CLONE_VFORK | flags, NULL, NULL, NULL, 0);
+        if (pid == 0)
+                _exit(fn(arg));
 #else
-        char *stack = mmap(NULL, COMMAND_STACK_SIZE, PROT_READ | PROT_WRITE,
+        char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 
         if (stack == MAP_FAILED)
-                fail(STEP_FORK, errno, -1, NULL);
-        cmd = clone(command_entry, stack + COMMAND_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                    &sfd);
-        munmap(stack, COMMAND_STACK_SIZE);
+                return -1;
+        pid = clone(fn, stack + stack_size, CLONE_VM | CLONE_VFORK | flags, arg);
+        munmap(stack, stack_size); /* the child has exec'd or exited */
 #endif
+        return pid;
+}
+
+/* The command, with its own file table, reaped by init (SIGCHLD). */
+static pid_t start_command(int sfd)
+{
+        pid_t cmd = spawn_vfork(command_entry, &sfd, COMMAND_STACK_SIZE, SIGCHLD);
+
         if (cmd < 0)
                 fail(STEP_FORK, errno, -1, NULL);
         return cmd;
@@ -535,20 +542,7 @@ static _Noreturn void start_init(void)
                 wait_go();
                 go_received = true;
         }
-#if defined(__SANITIZE_ADDRESS__)
-        /* AddressSanitizer does not know a stack of ours and warns on every run: copy instead. */
-        pid = (int)syscall(SYS_clone, CLONE_VFORK | CLONE_FILES, NULL, NULL, NULL, 0);
-        if (pid == 0)
-                init_entry(NULL);
-#else
-        char *stack = mmap(NULL, INIT_STACK_SIZE, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-
-        if (stack == MAP_FAILED)
-                fail(STEP_FORK, errno, -1, NULL);
-        pid = clone(init_entry, stack + INIT_STACK_SIZE, CLONE_VM | CLONE_VFORK | CLONE_FILES,
-                    NULL);
-#endif
+        pid = spawn_vfork(init_entry, NULL, INIT_STACK_SIZE, CLONE_FILES);
         if (pid < 0)
                 fail(STEP_FORK, errno, -1, NULL);
         while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
