@@ -233,6 +233,8 @@ static void make_workdir(const struct child_op *op)
         close(fd);
 }
 
+static void overlay_with_fds(const struct child_op *op);
+
 static void mount_overlay(const struct child_op *op)
 {
         if (op->hidden) {
@@ -250,18 +252,87 @@ static void mount_overlay(const struct child_op *op)
         }
         if (op->mkworkdir)
                 make_workdir(op);
-        /* overlayfs resolves its layer paths itself: a symlink planted by an earlier run (in a
-         * shared directory, pointing into /oldroot) must not become a layer. */
-        for (const char *l = op->layers; l && *l; l += strlen(l) + 1) {
-                int fd = open_nofollow(AT_FDCWD, l, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+        overlay_with_fds(op);
+}
 
-                if (fd < 0)
-                        fail(errno == ELOOP ? STEP_MOUNTPOINT_SYMLINK : STEP_OVERLAY_PREP, errno,
-                             op->entry, l);
-                close(fd);
+#define OVERLAY_FDS_MAX 64
+
+/* @dir followed by the decimal @fd into @out (large enough); no stdio in the child. */
+static void fd_path(char *out, const char *dir, int fd)
+{
+        char digits[16];
+        int n = 0;
+
+        do
+                digits[n++] = (char)('0' + fd % 10);
+        while ((fd /= 10) > 0);
+        out += strlen(strcpy(out, dir));
+        while (n > 0)
+                *out++ = digits[--n];
+        *out = '\0';
+}
+
+/*
+ * overlayfs resolves its layer paths itself, after we checked them: give it each layer as the
+ * descriptor we opened (a /proc/self/fd magic link of the host's proc, still at /oldroot/proc),
+ * so that neither a symlink planted by an earlier run (in a shared directory, pointing into
+ * /oldroot) nor a directory swapped by a host process in between becomes a layer. The host
+ * source must be the directory the parent saw (its device and inode). Paths in our hidden
+ * tmpfs are ours and stay as they are.
+ */
+static void overlay_with_fds(const struct child_op *op)
+{
+        static const char fd_dir[] = "/oldroot/proc/self/fd/";
+        char data[4096], tok[4096];
+        int fds[OVERLAY_FDS_MAX], n_fds = 0;
+        size_t o = 0, hl = op->hidden ? strlen(op->hidden) : 0;
+        const char *p = op->data;
+        bool use_fds = access("/oldroot/proc/self/fd", F_OK) == 0;
+
+        while (*p) {
+                size_t n = strcspn(p, "=,:"), add;
+                int fd;
+
+                if (n >= sizeof(tok))
+                        fail(STEP_OVERLAY_PREP, ENAMETOOLONG, op->entry, op->dst);
+                memcpy(tok, p, n);
+                tok[n] = '\0';
+                if (tok[0] == '/' &&
+                    !(hl && strncmp(tok, op->hidden, hl) == 0 && (tok[hl] == '/' || !tok[hl]))) {
+                        struct stat st;
+
+                        fd = open_nofollow(AT_FDCWD, tok, O_PATH | O_DIRECTORY,
+                                           RESOLVE_NO_SYMLINKS);
+                        if (fd < 0)
+                                fail(errno == ELOOP ? STEP_MOUNTPOINT_SYMLINK : STEP_OVERLAY_PREP,
+                                     errno, op->entry, tok);
+                        if (op->src && op->src_ino && strcmp(tok, op->src) == 0 &&
+                            (fstat(fd, &st) < 0 || st.st_dev != op->src_dev ||
+                             st.st_ino != op->src_ino))
+                                fail(STEP_BIND_SOURCE, ESTALE, op->entry, op->src);
+                        if (!use_fds) {
+                                close(fd);
+                        } else if (n_fds == OVERLAY_FDS_MAX) {
+                                fail(STEP_OVERLAY_PREP, E2BIG, op->entry, op->dst);
+                        } else {
+                                fds[n_fds++] = fd;
+                                fd_path(tok, fd_dir, fd);
+                        }
+                }
+                add = strlen(tok) + (p[n] ? 1 : 0);
+                if (o + add >= sizeof(data))
+                        fail(STEP_OVERLAY_PREP, E2BIG, op->entry, op->dst);
+                memcpy(data + o, tok, strlen(tok));
+                o += strlen(tok);
+                if (p[n])
+                        data[o++] = p[n];
+                p += n + (p[n] ? 1 : 0);
         }
-        if (mount("overlay", op->dst, "overlay", op->ms_flags, op->data) < 0)
+        data[o] = '\0';
+        if (mount("overlay", op->dst, "overlay", op->ms_flags, data) < 0)
                 fail(STEP_MOUNT, errno, op->entry, op->dst);
+        while (n_fds > 0)
+                close(fds[--n_fds]);
 }
 
 /* A tmpfs some overlay uses as upperdir: mounted hidden with u/ (bound at the target) and w/. */

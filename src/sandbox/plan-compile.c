@@ -223,6 +223,7 @@ static int compile_overlay(struct plan_compiled *pc, struct child_op *op,
                            const heal_sandbox_limits *lim, heal_error *err)
 {
         const struct mount_entry *e = &entries[idx];
+        struct stat st;
         int r;
 
         char lower[8192] = "";
@@ -256,6 +257,12 @@ static int compile_overlay(struct plan_compiled *pc, struct child_op *op,
                                               idx, e->target, e->source);
                 snprintf(lower + len, sizeof(lower) - len, "%s/oldroot%s", len ? ":" : "",
                          e->source);
+                /* What the child must find there (child-mount.c: overlay_with_fds). */
+                op->src = oldroot_path(pc, e->source);
+                if (stat(e->source, &st) == 0) {
+                        op->src_dev = st.st_dev;
+                        op->src_ino = st.st_ino;
+                }
         }
         if (e->upperdir) {
                 r = overlay_upper(pc, op, entries, idx, &upper, &work, err);
