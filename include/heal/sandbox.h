@@ -361,6 +361,21 @@ int heal_sandbox_setenv(heal_sandbox *sb, const char *name, const char *value, h
 int heal_sandbox_set_cwd(heal_sandbox *sb, const char *path, heal_error *err);
 
 /**
+ * heal_sandbox_set_cwd_fd() - The working directory as a directory the caller opened and checked.
+ * @dirfd: borrowed; an open directory (O_PATH is enough), for instance one opened beneath a root
+ *         with openat2(2) RESOLVE_BENEATH.
+ *
+ * As heal_sandbox_set_cwd() with the directory's path (read from /proc/self/fd), and later runs
+ * share it with the default view only if the directory found at that path when the sandbox
+ * mounts it is still this one (same device and inode): a directory swapped for another, or a
+ * symlink put on the way, between the caller's check and the run makes the run a setup error
+ * instead of a view of something else.
+ * Return: 0; -EBADF or -ENOTDIR for @dirfd; -ENAMETOOLONG; -ENOMEM.
+ * See: openat2(2), proc(5) /proc/PID/fd.
+ */
+int heal_sandbox_set_cwd_fd(heal_sandbox *sb, int dirfd, heal_error *err);
+
+/**
  * heal_sandbox_set_stdin_fd() - Use @fd as the command's stdin instead of /dev/null.
  * @fd: borrowed; must stay open during heal_sandbox_run(); -1 restores /dev/null.
  */

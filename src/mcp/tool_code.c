@@ -150,7 +150,7 @@ static int stdin_fd(int *ret, json_t *args, heal_error *err)
         return 0;
 }
 
-static int sandbox_for(heal_sandbox **ret, const heal_mcp_server *s, json_t *args, const char *dir,
+static int sandbox_for(heal_sandbox **ret, const heal_mcp_server *s, json_t *args, int dirfd,
                        heal_error *err)
 {
         heal_sandbox_limits lim;
@@ -164,7 +164,7 @@ static int sandbox_for(heal_sandbox **ret, const heal_mcp_server *s, json_t *arg
             (r = heal_sandbox_set_flags(sb, flags, err)) >= 0 &&
             (r = heal_sandbox_inherit_env(sb, (const char *const *)environ, err)) >= 0 &&
             (r = heal_sandbox_setenv(sb, "HOME", "/tmp", err)) >= 0)
-                r = heal_sandbox_set_cwd(sb, dir, err);
+                r = heal_sandbox_set_cwd_fd(sb, dirfd, err); /* the one checked beneath root */
         if (r < 0) {
                 heal_sandbox_free(sb);
                 return r;
@@ -191,7 +191,7 @@ int mcp_run_command(struct mcp_call *c, json_t **ret, bool *ret_is_error, heal_e
         if (r >= 0)
                 r = stdin_fd(&in, c->arguments, err);
         if (r >= 0)
-                r = sandbox_for(&sb, c->srv, c->arguments, dir, err);
+                r = sandbox_for(&sb, c->srv, c->arguments, dirfd, err);
         if (r < 0)
                 return heal_error_prefix(err, r, "run_command");
         if (in >= 0)

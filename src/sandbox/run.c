@@ -153,6 +153,13 @@ static int prepare_plan(struct run *run, heal_error *err)
                 n = run->n_view;
         }
         r = plan_compile(&run->pc, entries, n, &sb->limits, err);
+        /* The directory the caller opened, not whatever is at its path now (set_cwd_fd). */
+        for (size_t i = 0; r >= 0 && sb->cwd_ino && i < n; i++)
+                if ((entries[i].kind == HEAL_MOUNT_BIND || entries[i].kind == HEAL_MOUNT_OVERLAY) &&
+                    entries[i].source && strcmp(entries[i].target, run->cwd) == 0) {
+                        run->pc.ops[i].src_dev = sb->cwd_dev;
+                        run->pc.ops[i].src_ino = sb->cwd_ino;
+                }
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (entries[i].etc_idmap && (run->pc.ops[i].src_fd = plan_etc_tree()) < 0)
                         r = heal_error_set(err, run->pc.ops[i].src_fd,

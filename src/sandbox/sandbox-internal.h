@@ -207,6 +207,8 @@ struct heal_sandbox {
         char **env_explicit; /* names set with heal_sandbox_setenv(), win over inherit */
         size_t n_env_explicit;
         char *cwd;
+        dev_t cwd_dev; /* heal_sandbox_set_cwd_fd(): what the cwd must still be; 0: unchecked */
+        ino_t cwd_ino;
         int stdin_fd;
         heal_sandbox_output_fn output_fn;
         void *output_userdata;

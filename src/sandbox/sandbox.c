@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The heal_sandbox object: its mount plan, limits, flags, environment and output settings. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -230,7 +232,39 @@ int heal_sandbox_set_cwd(heal_sandbox *sb, const char *path, heal_error *err)
                 return heal_error_set(err, -ENOMEM, "out of memory");
         free(sb->cwd);
         sb->cwd = copy;
+        sb->cwd_dev = 0;
+        sb->cwd_ino = 0;
         return 0;
+}
+
+int heal_sandbox_set_cwd_fd(heal_sandbox *sb, int dirfd, heal_error *err)
+{
+        char link[64], path[PATH_MAX];
+        struct stat st;
+        ssize_t n;
+        int r;
+
+        if (!sb)
+                return heal_error_set(err, -EINVAL, "invalid argument");
+        if (fstat(dirfd, &st) < 0)
+                return heal_error_set(err, -errno, "working directory descriptor: %s",
+                                      strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+                return heal_error_set(err, -ENOTDIR, "working directory descriptor: %s",
+                                      strerror(ENOTDIR));
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (n < 0 || (size_t)n >= sizeof(path) - 1)
+                return heal_error_set(err, n < 0 ? -errno : -ENAMETOOLONG,
+                                      "working directory descriptor: %s",
+                                      strerror(n < 0 ? errno : ENAMETOOLONG));
+        path[n] = '\0';
+        r = heal_sandbox_set_cwd(sb, path, err);
+        if (r >= 0) {
+                sb->cwd_dev = st.st_dev;
+                sb->cwd_ino = st.st_ino;
+        }
+        return r;
 }
 
 void heal_sandbox_set_stdin_fd(heal_sandbox *sb, int fd)

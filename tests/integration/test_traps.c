@@ -5,6 +5,7 @@
  * mountpoints never created through a bind, clear errors for refused user namespaces.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -361,6 +362,50 @@ Test(traps, a_bind_source_swapped_for_a_symlink_is_not_followed)
         cr_assert_null(strstr(res.out, "SECRET"));
         cr_assert(strstr(res.message, "now goes through a symlink") && strstr(res.message, src),
                   "%s", res.message);
+        heal_sandbox_free(sb);
+        test_rmtree(dir);
+        free(dir);
+}
+
+/* A caller that checked its directory (MCP's run_command: openat2 beneath its root) hands the
+ * descriptor over; a directory swapped in at that path afterwards, or a symlink put there, is
+ * refused rather than shared. */
+Test(traps, a_working_directory_given_as_a_descriptor_cannot_be_swapped)
+{
+        const char *argv[] = { "/bin/sh", "-c", "cat f", NULL };
+        char *dir = test_tempdir(), work[600], old[600], other[600];
+        heal_error err = HEAL_ERROR_INIT;
+        heal_sandbox *sb = test_sandbox(NULL);
+        int fd;
+
+        snprintf(work, sizeof(work), "%s/work", dir);
+        snprintf(old, sizeof(old), "%s/work.old", dir);
+        snprintf(other, sizeof(other), "%s/other", dir);
+        cr_assert_eq(mkdir(work, 0755), 0);
+        cr_assert_eq(mkdir(other, 0755), 0);
+        test_write_file(work, "f", "checked\n");
+        test_write_file(other, "f", "OTHER\n");
+        fd = open(work, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(heal_sandbox_set_cwd_fd(sb, fd, &err), 0, "%s", err.msg);
+        test_run(sb, argv, &res);
+        cr_assert_str_eq(res.out, "checked\n", "%s %s", res.message, res.err);
+        heal_sandbox_result_release(&res);
+        /* another directory at the same path */
+        cr_assert_eq(rename(work, old), 0);
+        cr_assert_eq(mkdir(work, 0755), 0);
+        test_write_file(work, "f", "OTHER\n");
+        test_run(sb, argv, &res);
+        cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR, "%s", res.out);
+        cr_assert(strstr(res.message, "was replaced"), "%s", res.message);
+        heal_sandbox_result_release(&res);
+        /* a symlink to another directory at that path */
+        test_rmtree(work);
+        cr_assert_eq(symlink("other", work), 0);
+        test_run(sb, argv, &res);
+        cr_assert_eq(res.status, HEAL_STATUS_SETUP_ERROR, "%s", res.out);
+        cr_assert_null(strstr(res.out, "OTHER"));
+        close(fd);
         heal_sandbox_free(sb);
         test_rmtree(dir);
         free(dir);
