@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -126,11 +127,14 @@ static int prepare_plan(struct run *run, heal_error *err)
         heal_sandbox *sb = run->sb;
         const struct mount_entry *entries = sb->entries;
         size_t n = sb->n_entries;
+        struct stat here = { 0 };
+        char real[PATH_MAX];
         int r;
 
         if (!sb->cwd) {
+                /* The directory we are in, however its path changes before the mounts. */
                 run->cwd = getcwd(NULL, 0);
-                if (!run->cwd)
+                if (!run->cwd || stat(".", &here) < 0)
                         return heal_error_set(err, -errno, "cannot read the working directory: %s",
                                               strerror(errno));
         } else if (!(run->cwd = strdup(sb->cwd))) {
@@ -153,12 +157,18 @@ static int prepare_plan(struct run *run, heal_error *err)
                 n = run->n_view;
         }
         r = plan_compile(&run->pc, entries, n, &sb->limits, err);
-        /* The directory the caller opened, not whatever is at its path now (set_cwd_fd). */
-        for (size_t i = 0; r >= 0 && sb->cwd_ino && i < n; i++)
+        /* The directory the caller opened (set_cwd_fd) or we are in, not whatever is at its
+         * path by the time the child mounts it. */
+        if (sb->cwd_ino)
+                here = (struct stat){ .st_dev = sb->cwd_dev, .st_ino = sb->cwd_ino };
+        if (!realpath(run->cwd, real))
+                here.st_ino = 0; /* gone: the mount fails on its own */
+        for (size_t i = 0; r >= 0 && here.st_ino && i < n; i++)
                 if ((entries[i].kind == HEAL_MOUNT_BIND || entries[i].kind == HEAL_MOUNT_OVERLAY) &&
-                    entries[i].source && strcmp(entries[i].target, run->cwd) == 0) {
-                        run->pc.ops[i].src_dev = sb->cwd_dev;
-                        run->pc.ops[i].src_ino = sb->cwd_ino;
+                    entries[i].source && strcmp(entries[i].target, run->cwd) == 0 &&
+                    strcmp(entries[i].source, real) == 0) {
+                        run->pc.ops[i].src_dev = here.st_dev;
+                        run->pc.ops[i].src_ino = here.st_ino;
                 }
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (entries[i].etc_idmap && (run->pc.ops[i].src_fd = plan_etc_tree()) < 0)
