@@ -131,6 +131,12 @@ static void check_root_etc(struct doctor *d)
                 snprintf(c->detail, sizeof(c->detail),
                          "/etc is idmapped in the sandbox: the kernel refuses every file under "
                          "it that other users may not read, whenever it appeared");
+        } else if (getenv("HEAL_ETC_IDMAP") && strcmp(getenv("HEAL_ETC_IDMAP"), "0") == 0) {
+                c = add(d, "root-etc", "warn");
+                snprintf(c->detail, sizeof(c->detail),
+                         "HEAL_ETC_IDMAP=0: heal hides what other users may not read under /etc by "
+                         "a walk of /etc when a process starts, so a file created later stays "
+                         "visible to that process's sandboxes; unset it for the idmapped /etc");
         } else {
                 c = add(d, "root-etc", "warn");
                 snprintf(c->detail, sizeof(c->detail),

@@ -111,23 +111,35 @@ static bool prepare_mountpoint(const struct child_op *op)
         return true;
 }
 
-/* @op's attributes on the mount at @path, or on the detached tree @fd when @path is "". */
-static void set_attrs(const struct child_op *op, int fd, const char *path, bool recursive)
+static void setattr_or_fail(const struct child_op *op, int fd, unsigned flags,
+                            struct mount_attr *attr)
 {
-        struct mount_attr attr = { .attr_set = op->attr_set, .attr_clr = op->attr_clr };
-        unsigned flags = (recursive ? AT_RECURSIVE : 0) | (*path ? 0 : AT_EMPTY_PATH);
+        if ((attr->attr_set || attr->attr_clr) &&
+            syscall(SYS_mount_setattr, fd, "", flags | AT_EMPTY_PATH, attr, sizeof(*attr)) < 0)
+                fail(STEP_SETATTR, errno, op->entry, op->dst);
+}
+
+/*
+ * @op's attributes on the detached tree @fd. What it adds (ro, nosuid, nodev, noexec, an atime
+ * mode) holds for every mount in it; what it lifts (rw, suid, dev, exec) only for the top one:
+ * a host mount below that is read-only or nosuid stays so (its flags are locked in a user
+ * namespace, and lifting them recursively would fail the whole bind).
+ */
+static void set_attrs(const struct child_op *op, int fd)
+{
+        struct mount_attr add = { .attr_set = op->attr_set }, lift = { .attr_clr = op->attr_clr };
 
         if (op->defer_ro)
-                attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
-        if (attr.attr_set & MOUNT_ATTR_NOATIME)
-                attr.attr_clr |= MOUNT_ATTR__ATIME;
-        else if (attr.attr_clr & MOUNT_ATTR_NOATIME)
-                attr.attr_clr = (attr.attr_clr & ~(uint64_t)MOUNT_ATTR_NOATIME) |
-                                MOUNT_ATTR__ATIME; /* "atime": back to relatime */
-        if (!attr.attr_set && !attr.attr_clr)
-                return;
-        if (syscall(SYS_mount_setattr, fd, path, flags, &attr, sizeof(attr)) < 0)
-                fail(STEP_SETATTR, errno, op->entry, *path ? path : op->dst);
+                add.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+        if (add.attr_set & MOUNT_ATTR_NOATIME) {
+                add.attr_clr |= MOUNT_ATTR__ATIME;
+                lift.attr_clr &= ~(uint64_t)MOUNT_ATTR_NOATIME;
+        } else if (lift.attr_clr & MOUNT_ATTR_NOATIME) { /* "atime": back to relatime */
+                add.attr_clr |= MOUNT_ATTR__ATIME;
+                lift.attr_clr &= ~(uint64_t)MOUNT_ATTR_NOATIME;
+        }
+        setattr_or_fail(op, fd, AT_RECURSIVE, &add);
+        setattr_or_fail(op, fd, 0, &lift);
 }
 
 /*
@@ -157,7 +169,7 @@ static void mount_bind(const struct child_op *op)
                 if (tree < 0)
                         fail(STEP_MOUNT, errno, op->entry, op->src);
                 close(src);
-                set_attrs(op, tree, "", true);
+                set_attrs(op, tree);
         }
         dst = open_nofollow(AT_FDCWD, op->dst, O_PATH, RESOLVE_NO_SYMLINKS);
         if (dst < 0)

@@ -6,8 +6,9 @@
  *
  * First choice, an idmapped mount (mount_setattr(2), MOUNT_ATTR_IDMAP, Linux >= 5.12 and a
  * filesystem that supports it): the sandbox gets a copy of /etc on which host uid and gid 0
- * show as 65534, so the command, uid 0 without capabilities, is "other" to root's files and the
- * kernel itself refuses what others may not read, however deep and whenever it appeared. The
+ * show as 65534 and other ids as unmapped, so the command, uid 0 without capabilities, is
+ * "other" to every file there and the kernel itself refuses what others may not read, however
+ * deep and whenever it appeared. The
  * copy is made once per process (open_tree(2) of /etc, then the idmap), each run mounts a clone
  * of it. Root's files show as owned by 65534 inside.
  *
@@ -170,8 +171,13 @@ static void lock_etc(void)
         pthread_mutex_lock(&etc_lock);
 }
 
-/* Root shows as 65534 (uid and gid), every other id as itself (user_namespaces(7) maps). */
-static const char idmap[] = "0 65534 1\n1 1 65533\n65535 65535 4294901760\n";
+/*
+ * Root's uid and gid show as 65534 and no other id is mapped (user_namespaces(7) maps): an owner
+ * or group that is not mapped never matches the caller, so only the "other" bits count for the
+ * command, whatever groups heal runs with (a root in group shadow must not read /etc/shadow
+ * through its group bits).
+ */
+static const char idmap[] = "0 65534 1\n";
 
 static int write_map(pid_t pid, const char *file)
 {

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -411,6 +412,32 @@ Test(traps, a_working_directory_given_as_a_descriptor_cannot_be_swapped)
         free(dir);
 }
 
+/* The shared directory is bound "rw"; a read-only host mount inside it stays read-only instead of
+ * failing every run (lifting a locked flag recursively is refused). Mounting needs root. */
+Test(traps, a_read_only_mount_inside_the_shared_directory_stays_read_only)
+{
+        char *dir = test_tempdir(), sub[600], cmd[700];
+
+        snprintf(sub, sizeof(sub), "%s/ro", dir);
+        cr_assert_eq(mkdir(sub, 0755), 0);
+        if (geteuid() == 0) {
+                snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o ro tmpfs '%s'", sub);
+                cr_assert_eq(system(cmd), 0);
+        } else {
+                cr_assert_eq(chmod(sub, 0555), 0); /* without root: a read-only directory */
+        }
+        test_sh(dir, "touch a && echo wrote; touch ro/b 2>/dev/null || echo refused", &res);
+        if (geteuid() == 0) {
+                snprintf(cmd, sizeof(cmd), "umount '%s'", sub);
+                cr_assert_eq(system(cmd), 0);
+        }
+        cr_assert_eq(res.status, HEAL_STATUS_OK, "%s", res.message);
+        cr_assert_str_eq(res.out, "wrote\nrefused\n", "%s", res.err);
+        chmod(sub, 0755);
+        test_rmtree(dir);
+        free(dir);
+}
+
 Test(traps, host_root_cannot_reach_host_root_powers)
 {
         /* Only meaningful when the suite runs as root: the command is then host uid 0. */
@@ -451,15 +478,20 @@ static void check_root_only_files_hidden(void)
                 return;
         }
         snprintf(dir, sizeof(dir), "/etc/heal-test-secrets-%d", (int)getpid());
+        /* group.key: readable by a group heal runs with, as /etc/shadow by a root in group
+         * shadow; others may not read it, so the sandbox may not either */
         snprintf(cmd, sizeof(cmd),
                  "set -e; mkdir -p %1$s/a/b %1$s/locked; echo TOPSECRET > %1$s/a/b/key;"
                  "chmod 600 %1$s/a/b/key; echo TOPSECRET > %1$s/locked/key; chmod 700 %1$s/locked;"
-                 "ln -s b/key %1$s/a/link; echo public > %1$s/a/b/open",
+                 "ln -s b/key %1$s/a/link; echo public > %1$s/a/b/open;"
+                 "echo TOPSECRET > %1$s/group.key; chgrp 4242 %1$s/group.key;"
+                 "chmod 640 %1$s/group.key",
                  dir);
         cr_assert_eq(system(cmd), 0);
+        cr_assert_eq(setgroups(1, (gid_t[]){ 4242 }), 0);
         snprintf(cmd, sizeof(cmd),
-                 "cat %1$s/a/b/key %1$s/locked/key %1$s/a/link 2>/dev/null; ls %1$s/locked "
-                 "2>/dev/null; cat %1$s/a/b/open; echo done",
+                 "cat %1$s/a/b/key %1$s/locked/key %1$s/a/link %1$s/group.key 2>/dev/null; "
+                 "ls %1$s/locked 2>/dev/null; cat %1$s/a/b/open; echo done",
                  dir);
         test_sh("/tmp", cmd, &res);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
