@@ -7,8 +7,8 @@
  *   lib      heal_sandbox_run() on one reused heal_sandbox: default view, default limits,
  *            heal_sandbox_inherit_env(environ) (what the repair search pays per candidate,
  *            with the pre-made namespaces every run after a process's second one joins)
- *   libcold  the same run after heal_sandbox_pool_release(): it creates every namespace
- *            itself, as a process's first run does
+ *   libcold  the same on a second sandbox with HEAL_SANDBOX_NO_POOL: it creates every
+ *            namespace itself, as a process's first run does
  *   cli      the process 'heal run -- /bin/true'
  *   bwrap    bwrap --unshare-all --die-with-parent --ro-bind / / --proc /proc --dev /dev
  *            --tmpfs /tmp /bin/true
@@ -65,6 +65,7 @@ struct ctx {
         char bwrap[PATH_MAX];
         char unshare[PATH_MAX];
         heal_sandbox *sb;
+        heal_sandbox *sb_cold; /* HEAL_SANDBOX_NO_POOL */
         bool pids_fallback;
         char note[HEAL_ERROR_MSG_MAX + 128];
         struct bcase c[N_CASES];
@@ -197,6 +198,17 @@ static void setup_heal(struct ctx *c)
                 r = bench_lib_probe(c->sb, true_argv, &c->pids_fallback, c->note, sizeof(c->note));
         else
                 snprintf(c->note, sizeof(c->note), "%s", err.msg);
+        /* The cold case: the same sandbox, its limits as probed, without the pool. */
+        if (r >= 0)
+                r = heal_sandbox_new(&c->sb_cold, &err);
+        if (r >= 0)
+                r = heal_sandbox_inherit_env(c->sb_cold, (const char *const *)environ, &err);
+        if (r >= 0)
+                r = heal_sandbox_set_limits(c->sb_cold, heal_sandbox_get_limits(c->sb), &err);
+        if (r >= 0)
+                r = heal_sandbox_set_flags(c->sb_cold, HEAL_SANDBOX_NO_POOL, &err);
+        if (r < 0 && !c->note[0])
+                snprintf(c->note, sizeof(c->note), "%s", err.msg);
         lib->on = r >= 0;
         if (!lib->on)
                 snprintf(lib->skip, sizeof(lib->skip), "heal_sandbox_run() failed: %.200s",
@@ -219,10 +231,8 @@ static int run_lib(struct ctx *c, bool cold, bool keep, uint64_t *ret_ns)
         uint64_t t0;
         int r;
 
-        if (cold)
-                heal_sandbox_pool_release();
         t0 = bench_now_ns();
-        r = heal_sandbox_run(c->sb, true_argv, &res, &err);
+        r = heal_sandbox_run(cold ? c->sb_cold : c->sb, true_argv, &res, &err);
         *ret_ns = bench_now_ns() - t0;
         if (r < 0) {
                 fprintf(stderr, "bench-start: lib: %s\n", err.msg);
@@ -441,6 +451,7 @@ static void ctx_release(struct ctx *c)
                 free(c->timing[t]);
         free(c->ballast);
         heal_sandbox_free(c->sb);
+        heal_sandbox_free(c->sb_cold);
         if (c->null_fd >= 0)
                 close(c->null_fd);
 }

@@ -121,6 +121,8 @@ typedef struct heal_sandbox_limits {
  *                               entry whose target is the working directory takes the place of
  *                               the default's bind of it. How heal's repair workspaces stack a
  *                               candidate's files over the tree.
+ * @HEAL_SANDBOX_NO_POOL:        create every namespace in the run itself: never join, nor ask the
+ *                               library's thread for, pre-made ones (heal_sandbox_pool_release()).
  */
 enum heal_sandbox_flags {
         HEAL_SANDBOX_SHARE_NET = 1u << 0,
@@ -130,6 +132,7 @@ enum heal_sandbox_flags {
         HEAL_SANDBOX_ALLOW_PTRACE = 1u << 4,
         HEAL_SANDBOX_ISOLATION_NONE = 1u << 5,
         HEAL_SANDBOX_EXTEND_DEFAULT = 1u << 6,
+        HEAL_SANDBOX_NO_POOL = 1u << 7,
 };
 
 /**

@@ -282,12 +282,13 @@ static int start(struct run *run, heal_error *err)
                 .exit_signal = 0,
         };
         bool own_net = !(flags & (HEAL_SANDBOX_ISOLATION_NONE | HEAL_SANDBOX_SHARE_NET));
+        bool pool = own_net && !(flags & (HEAL_SANDBOX_ALLOW_USERNS | HEAL_SANDBOX_NO_POOL));
         struct netns_pair pair = { -1, -1, -1 };
         long pid;
 
         /* With a pre-made user + network namespace the child joins them and unshares the rest
          * (child.c: join_pool); else clone3() makes them all. */
-        if (own_net && !(flags & HEAL_SANDBOX_ALLOW_USERNS) && netpool_take(&pair)) {
+        if (pool && netpool_take(&pair)) {
                 run->plan.pool_user_fd = pair.user_fd;
                 run->plan.pool_net_fd = pair.net_fd;
                 run->plan.pool_ipc_fd = pair.ipc_fd;

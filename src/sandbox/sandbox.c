@@ -100,7 +100,7 @@ int heal_sandbox_set_flags(heal_sandbox *sb, unsigned flags, heal_error *err)
         const unsigned known = HEAL_SANDBOX_SHARE_NET | HEAL_SANDBOX_CWD_OVERLAY |
                                HEAL_SANDBOX_ALLOW_USERNS | HEAL_SANDBOX_NO_SECCOMP |
                                HEAL_SANDBOX_ALLOW_PTRACE | HEAL_SANDBOX_ISOLATION_NONE |
-                               HEAL_SANDBOX_EXTEND_DEFAULT;
+                               HEAL_SANDBOX_EXTEND_DEFAULT | HEAL_SANDBOX_NO_POOL;
 
         if (!sb || (flags & ~known))
                 return heal_error_set(err, -EINVAL, "unknown sandbox flags 0x%x", flags & ~known);

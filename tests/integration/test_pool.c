@@ -289,7 +289,7 @@ Test(pool, two_sandboxes_never_share_a_network)
         free(dir);
 }
 
-Test(pool, sandboxes_that_allow_nested_userns_or_share_the_network_make_their_own)
+Test(pool, sandboxes_that_allow_nested_userns_share_the_network_or_say_no_make_their_own)
 {
         const char *argv[] = { "/bin/sh", "-c", "unshare -U true && echo nested", NULL };
         heal_sandbox *sb = test_sandbox("/");
@@ -307,6 +307,10 @@ Test(pool, sandboxes_that_allow_nested_userns_or_share_the_network_make_their_ow
         cr_assert(!r.timing.pooled);
         heal_sandbox_result_release(&r);
         cr_assert_eq(heal_sandbox_set_flags(sb, HEAL_SANDBOX_SHARE_NET, &err), 0, "%s", err.msg);
+        test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
+        cr_assert(!r.timing.pooled);
+        heal_sandbox_result_release(&r);
+        cr_assert_eq(heal_sandbox_set_flags(sb, HEAL_SANDBOX_NO_POOL, &err), 0, "%s", err.msg);
         test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
         cr_assert(!r.timing.pooled);
         heal_sandbox_result_release(&r);
