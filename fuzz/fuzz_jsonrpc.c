@@ -48,8 +48,9 @@ static void check(const struct jsonrpc_msg *m)
                 FUZZ_ASSERT(m->code == JSONRPC_PARSE_ERROR || m->code == JSONRPC_INVALID_REQUEST);
                 FUZZ_ASSERT(m->error[0] != '\0');
                 break;
-        case JSONRPC_RESPONSE:
-                FUZZ_ASSERT(m->id);
+        case JSONRPC_RESPONSE: /* ignored; its id is kept only when an answer could carry it */
+                FUZZ_ASSERT(!m->method &&
+                            (!m->id || json_is_string(m->id) || json_is_integer(m->id)));
                 break;
         }
 }

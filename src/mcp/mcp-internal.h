@@ -30,7 +30,8 @@ enum {
 enum jsonrpc_kind {
         JSONRPC_REQUEST,      /* method and id */
         JSONRPC_NOTIFICATION, /* method, no id */
-        JSONRPC_RESPONSE,     /* result or error: heal sends no requests, so it is ignored */
+        JSONRPC_RESPONSE,     /* result or error, any id (@id only when usable): heal sends no
+                               * requests, so it is ignored */
         JSONRPC_INVALID,      /* @code and @error say why; @id when one could be read */
 };
 
