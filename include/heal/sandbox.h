@@ -122,7 +122,8 @@ typedef struct heal_sandbox_limits {
  *                               the default's bind of it. How heal's repair workspaces stack a
  *                               candidate's files over the tree.
  * @HEAL_SANDBOX_NO_POOL:        create every namespace in the run itself: never join, nor ask the
- *                               library's thread for, pre-made ones (heal_sandbox_pool_release()).
+ *                               library's thread for, pre-made ones (heal_sandbox_pool_release());
+ *                               for a process that runs one sandbox (heal run sets it).
  */
 enum heal_sandbox_flags {
         HEAL_SANDBOX_SHARE_NET = 1u << 0,
@@ -432,15 +433,15 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
  * heal_sandbox_pool_release() - Close what the library keeps across runs: pre-made namespaces,
  *                               and as root the idmapped copy of /etc.
  *
- * From its second sandbox with a network namespace of its own on, a process keeps one
+ * Once its first sandbox with a network namespace of its own is over, a process keeps one
  * pre-made user namespace with the network and IPC namespaces it owns (three descriptors,
- * O_CLOEXEC): after each such run, a thread of the library (started on first need, every
- * signal blocked, idle otherwise) makes the next set, and the next heal_sandbox_run() joins it
- * with setns(2) instead of creating a network namespace (about 0.35 ms of kernel work) on its
- * critical path; the sandbox's own mount, PID, UTS and cgroup namespaces are still new. Each
- * set serves one sandbox only and is never used by a forked child of the process that made
- * it. As root, the default view's /etc is a clone of one idmapped copy of the host's /etc
- * made once per process (one more descriptor; see the "Default view" notes in docs/sandbox.md).
+ * O_CLOEXEC), so that its second run on joins one: after each such run, a thread of the library
+ * (started on first need, every signal blocked, idle otherwise) makes the next set, and the next
+ * heal_sandbox_run() joins it with setns(2) instead of creating a network namespace (about 0.35 ms
+ * of kernel work) on its critical path; the sandbox's own mount, PID, UTS and cgroup namespaces are
+ * still new. Each set serves one sandbox only and is never used by a forked child of the process
+ * that made it. As root, the default view's /etc is a clone of one idmapped copy of the host's /etc
+ * made once per process (one more descriptor; docs/sandbox.md, "Running heal as root").
  * Call this to get the descriptors back (before counting descriptors, or before a long idle
  * period); later runs make new ones as needed.
  *
@@ -456,11 +457,11 @@ void heal_sandbox_pool_release(void);
 /**
  * heal_sandbox_pool_wait() - Wait until the pool's thread has made the set it was asked for.
  *
- * For benchmarks and tests: a run that starts while the set is being made takes the cold path,
- * and a measurement taken meanwhile shares the CPUs with it.
+ * For benchmarks and tests: a run that starts while the set is being made waits for it, and a
+ * measurement taken meanwhile shares the CPUs with the thread.
  * Return: true when a set is ready for this process's next run; false when none was asked for
- *         yet (the first run of a process) or making one failed (user namespaces refused: the
- *         cold path then explains why).
+ *         yet (before a process's first run is over, or after heal_sandbox_pool_release()) or
+ *         making one failed (user namespaces refused: the cold path then explains why).
  */
 bool heal_sandbox_pool_wait(void);
 

@@ -130,7 +130,8 @@ static void check_root_etc(struct doctor *d)
                 c = add(d, "root-etc", "ok");
                 snprintf(c->detail, sizeof(c->detail),
                          "/etc is idmapped in the sandbox: the kernel refuses every file under "
-                         "it that other users may not read, whenever it appeared");
+                         "it that other users may not read, however late it appeared (root's files "
+                         "show as owned by 65534 inside; HEAL_ETC_IDMAP=0 walks /etc instead)");
         } else if (getenv("HEAL_ETC_IDMAP") && strcmp(getenv("HEAL_ETC_IDMAP"), "0") == 0) {
                 c = add(d, "root-etc", "warn");
                 snprintf(c->detail, sizeof(c->detail),

@@ -82,7 +82,7 @@ static const char run_usage[] =
         "examples:\n"
         "  heal run -- go test ./...\n"
         "  heal run --timeout 5s --memory 256M -- ./untrusted\n"
-        "  heal run --ro-bind / / --tmpfs /tmp --proc /proc --dev /dev -- sh -c 'id; ls /tmp'\n";
+        "  heal run --ro-bind / / --tmpfs /tmp --proc /proc --dev /dev --chdir / -- sh -c 'id; ls /tmp'\n";
 
 static heal_sandbox *running;
 static volatile sig_atomic_t got_signal;
@@ -212,6 +212,9 @@ int cmd_run(int argc, char **argv)
                 r = heal_sandbox_new(&sb, &err);
         if (r >= 0)
                 r = run_opts_build(sb, o, o->json ? NULL : stream_output, &err);
+        /* One run: the pool would make a set of namespaces nobody uses. */
+        if (r >= 0)
+                r = heal_sandbox_set_flags(sb, o->flags | HEAL_SANDBOX_NO_POOL, &err);
         if (r < 0) {
                 log_error("%s", err.msg);
                 fail_json(o, err.msg);

@@ -22,9 +22,9 @@
  * A pair serves one sandbox only, is never handed to a forked child of the process that made
  * it (two sandboxes must never share a network: the child closes what it inherited, and its
  * lock, condition variable and thread state start afresh, pthread_atfork(3)), nor to a run
- * whose uid or gid is no longer the one the pair maps, and is made only from the second
- * request on, so a process that runs a single sandbox (heal run) never pays for one it would
- * not use.
+ * whose uid or gid is no longer the one the pair maps, and is made once a first run is over
+ * (so the second joins it); a process that runs a single sandbox says so with
+ * HEAL_SANDBOX_NO_POOL (heal run does) and never pays for a set it would not use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +46,7 @@ static struct netns_pair pool = { -1, -1, -1 };
 static uid_t pool_uid; /* the ids the pair's user namespace maps */
 static gid_t pool_gid;
 static pid_t thread_pid;  /* the process whose pool thread runs (none in a forked child) */
-static unsigned requests; /* netpool_take() calls so far */
+static unsigned requests; /* netpool_take() calls so far: a set is made after the first */
 static bool wanted;       /* netpool_refill() asked for a pair */
 static bool making;       /* the thread is making one */
 static bool pool_broken;  /* making a pair failed once: do not pay for it again */
@@ -241,7 +241,7 @@ static bool start_thread(void)
 void netpool_refill(void)
 {
         lock_pool();
-        if (pool.user_fd < 0 && !making && requests >= 2 && !pool_broken && start_thread()) {
+        if (pool.user_fd < 0 && !making && requests >= 1 && !pool_broken && start_thread()) {
                 wanted = true;
                 pthread_cond_broadcast(&pool_cond);
         }

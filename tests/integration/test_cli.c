@@ -37,6 +37,29 @@ static char out[1 << 16];
 
 TestSuite(cli, .timeout = 60);
 
+/* README's "Embedding libheal" (examples/embed/main.c, built as build/heal-embed-example). */
+Test(cli, the_readme_embedding_example_runs_go_test)
+{
+        char cmd[2048], bin[1024], *slash;
+        FILE *p;
+        size_t n;
+
+        test_require("go");
+        snprintf(bin, sizeof(bin), "%s", HEAL_TEST_BIN);
+        slash = strrchr(bin, '/');
+        cr_assert_not_null(slash);
+        snprintf(slash + 1, sizeof(bin) - (size_t)(slash + 1 - bin), "heal-embed-example");
+        snprintf(cmd, sizeof(cmd), "%s '%s/../../examples/hello-go' 2>&1; echo rc=$?", bin,
+                 test_data_dir());
+        p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        n = fread(out, 1, sizeof(out) - 1, p);
+        out[n] = '\0';
+        pclose(p);
+        cr_assert(strncmp(out, "ok, exit 0, ", 12) == 0 && strstr(out, "rc=0\n"), "%s", out);
+        cr_assert(strstr(out, "hello"), "go test's output is shown: %s", out);
+}
+
 Test(cli, exit_status_follows_the_command)
 {
         cr_assert_eq(heal("run -- sh -c 'exit 0'", out, sizeof(out)), 0);
