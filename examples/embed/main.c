@@ -10,11 +10,10 @@
  * (the sandbox needs only libseccomp; the model and repair layers also need -ljansson
  * -lxxhash -linih -lpcre2-8 -ldl -lm).
  */
+#include <heal/sandbox.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include <heal/sandbox.h>
 
 extern char **environ;
 
