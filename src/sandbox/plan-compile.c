@@ -576,6 +576,8 @@ int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, 
                         r = plan_entry_add(&v, &n, HEAL_MOUNT_OVERLAY, cwd, cwd, NULL, true, err);
                 else
                         r = plan_entry_add(&v, &n, HEAL_MOUNT_BIND, cwd, cwd, rw, true, err);
+                if (r >= 0)
+                        v[n - 1].is_cwd = true;
         }
         if (r < 0)
                 goto fail;

@@ -128,7 +128,6 @@ static int prepare_plan(struct run *run, heal_error *err)
         const struct mount_entry *entries = sb->entries;
         size_t n = sb->n_entries;
         struct stat here = { 0 };
-        char real[PATH_MAX];
         int r;
 
         if (!sb->cwd) {
@@ -161,12 +160,8 @@ static int prepare_plan(struct run *run, heal_error *err)
          * path by the time the child mounts it. */
         if (sb->cwd_ino)
                 here = (struct stat){ .st_dev = sb->cwd_dev, .st_ino = sb->cwd_ino };
-        if (!realpath(run->cwd, real))
-                here.st_ino = 0; /* gone: the mount fails on its own */
         for (size_t i = 0; r >= 0 && here.st_ino && i < n; i++)
-                if ((entries[i].kind == HEAL_MOUNT_BIND || entries[i].kind == HEAL_MOUNT_OVERLAY) &&
-                    entries[i].source && strcmp(entries[i].target, run->cwd) == 0 &&
-                    strcmp(entries[i].source, real) == 0) {
+                if (entries[i].is_cwd) {
                         run->pc.ops[i].src_dev = here.st_dev;
                         run->pc.ops[i].src_ino = here.st_ino;
                 }

@@ -33,6 +33,7 @@ struct mount_entry {
                              * of root-only /etc files: /etc may change after the walk) */
         bool etc_idmap;     /* the default view's /etc as root: mounted from secrets.c's
                              * idmapped copy (plan_etc_tree()) */
+        bool is_cwd;        /* the default view's share of the working directory */
 };
 
 /* What the sandbox's init does for one entry; strings were built by the parent before clone. */

@@ -32,6 +32,16 @@ static const char probe_script[] =
         "s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\n"
         "c = socket.create_connection(s.getsockname()); print(\"loopback=up\")'\n";
 
+/* Runs on @sb until the pool has a set ready for the next one. */
+static void warm(heal_sandbox *sb)
+{
+        heal_sandbox_result r = { 0 };
+
+        test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
+        heal_sandbox_result_release(&r);
+        cr_assert(heal_sandbox_pool_wait(), "no set made after a run");
+}
+
 static void value(const heal_sandbox_result *r, const char *key, char *out, size_t len)
 {
         char pat[64];
@@ -108,11 +118,7 @@ Test(pool, a_forked_child_never_gets_its_parents_set)
         int fds[2], st, pooled[3] = { 0 };
         pid_t pid;
 
-        for (int i = 0; i < 2; i++) {
-                test_run(sb, argv, &r);
-                heal_sandbox_result_release(&r);
-        }
-        cr_assert(heal_sandbox_pool_wait());
+        warm(sb); /* from now on every run can join a set */
         cr_assert_eq(pipe(fds), 0);
         pid = fork();
         cr_assert_geq(pid, 0);
@@ -199,11 +205,7 @@ Test(pool, a_set_made_under_other_ids_is_not_used)
         heal_sandbox_result r = { 0 };
         char want[64];
 
-        for (int i = 0; i < 2; i++) {
-                test_run(sb, argv, &r);
-                heal_sandbox_result_release(&r);
-        }
-        cr_assert(heal_sandbox_pool_wait());
+        warm(sb);             /* from now on every run can join a set */
         if (geteuid() == 0) { /* become nobody for good, as a daemon dropping root would */
                 cr_assert_eq(setresgid(65534, 65534, 65534), 0);
                 cr_assert_eq(setresuid(65534, 65534, 65534), 0);
@@ -265,11 +267,7 @@ Test(pool, two_sandboxes_never_share_a_network)
         test_require("python3");
         snprintf(srv.dir, sizeof(srv.dir), "%s", dir);
         snprintf(ready, sizeof(ready), "%s/ready", dir);
-        for (int i = 0; i < 2; i++) { /* from now on every run can join a set */
-                test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
-                heal_sandbox_result_release(&r);
-        }
-        cr_assert(heal_sandbox_pool_wait());
+        warm(sb); /* from now on every run can join a set */
         cr_assert_eq(pthread_create(&t, NULL, serve, &srv), 0);
         for (int i = 0; i < 5000 && stat(ready, &st) < 0; i++)
                 usleep(2000); /* polls the server's start, at most 10 s */
@@ -296,11 +294,7 @@ Test(pool, sandboxes_that_allow_nested_userns_share_the_network_or_say_no_make_t
         heal_error err = HEAL_ERROR_INIT;
         heal_sandbox_result r = { 0 };
 
-        for (int i = 0; i < 2; i++) {
-                test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
-                heal_sandbox_result_release(&r);
-        }
-        cr_assert(heal_sandbox_pool_wait());
+        warm(sb); /* from now on every run can join a set */
         cr_assert_eq(heal_sandbox_set_flags(sb, HEAL_SANDBOX_ALLOW_USERNS, &err), 0, "%s", err.msg);
         test_run(sb, argv, &r);
         cr_assert_str_eq(r.out, "nested\n", "%s %s", r.message, r.err);
