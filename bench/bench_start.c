@@ -59,6 +59,7 @@ struct ctx {
         unsigned runs;
         unsigned ballast_mb;
         bool json;
+        const char *only; /* --only: comma-separated case names, NULL for all */
         int null_fd;
         char *ballast;
         char heal[PATH_MAX];
@@ -79,10 +80,12 @@ static const char *const true_argv[] = { "/bin/true", NULL };
 
 static void usage(FILE *f)
 {
-        fputs("usage: bench-start [--runs N] [--heal PATH] [--ballast-mb N] [--json]\n"
+        fputs("usage: bench-start [--runs N] [--heal PATH] [--ballast-mb N] [--only CASES] [--json]\n"
               "  --runs N        measured runs per case (default 200), after 20 warmup runs\n"
               "  --heal PATH     the heal CLI (default: ../heal next to this binary, or build/heal)\n"
               "  --ballast-mb N  touch N MiB of memory first, like a caller with a large heap\n"
+              "  --only CASES    run only these cases (comma-separated: bare,lib,libcold,cli,\n"
+              "                  bwrap,unshare), e.g. to profile one with perf record\n"
               "  --json          print the results as one JSON object on stdout\n",
               f);
 }
@@ -108,6 +111,7 @@ static int parse_args(struct ctx *c, int argc, char **argv)
                 { "runs", required_argument, NULL, 'r' },
                 { "heal", required_argument, NULL, 'H' },
                 { "ballast-mb", required_argument, NULL, 'b' },
+                { "only", required_argument, NULL, 'o' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
                 { NULL, 0, NULL, 0 },
@@ -133,6 +137,9 @@ static int parse_args(struct ctx *c, int argc, char **argv)
                 case 'H':
                         snprintf(c->heal, sizeof(c->heal), "%s", optarg);
                         break;
+                case 'o':
+                        c->only = optarg;
+                        break;
                 case 'j':
                         c->json = true;
                         break;
@@ -148,6 +155,39 @@ static int parse_args(struct ctx *c, int argc, char **argv)
                 usage(stderr);
                 return -EINVAL;
         }
+        return 0;
+}
+
+/* Whether --only names case i (every case without --only). */
+static bool case_asked(const struct ctx *c, int i)
+{
+        size_t n = strlen(case_names[i]);
+
+        for (const char *p = c->only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+                if (strncmp(p, case_names[i], n) == 0 && (p[n] == ',' || p[n] == '\0'))
+                        return true;
+        return !c->only;
+}
+
+/* Switches off what --only leaves out; an unknown name is an error. */
+static int apply_only(struct ctx *c)
+{
+        for (const char *p = c->only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+                size_t n = strcspn(p, ",");
+                bool known = false;
+
+                for (int i = 0; i < N_CASES; i++)
+                        known |= strlen(case_names[i]) == n && strncmp(p, case_names[i], n) == 0;
+                if (!known) {
+                        fprintf(stderr, "bench-start: --only: no case '%.*s'\n", (int)n, p);
+                        return -EINVAL;
+                }
+        }
+        for (int i = 0; i < N_CASES; i++)
+                if (c->c[i].on && !case_asked(c, i)) {
+                        c->c[i].on = false;
+                        snprintf(c->c[i].skip, sizeof(c->c[i].skip), "not in --only");
+                }
         return 0;
 }
 
@@ -471,6 +511,10 @@ int main(int argc, char **argv)
         }
         setup_peers(&c);
         setup_heal(&c);
+        if (apply_only(&c) < 0) {
+                ctx_release(&c);
+                return 2;
+        }
         for (int i = 0; i < N_CASES; i++)
                 if (!c.c[i].on && c.json)
                         fprintf(stderr, "bench-start: %s skipped: %s\n", case_names[i],
