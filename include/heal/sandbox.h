@@ -431,7 +431,8 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
 
 /**
  * heal_sandbox_pool_release() - Close what the library keeps across runs: pre-made namespaces,
- *                               and as root the idmapped copy of /etc.
+ *                               the mount-table watch, and as root the user namespace that
+ *                               idmaps /etc.
  *
  * Once its first sandbox with a network namespace of its own is over, a process keeps one
  * pre-made user namespace with the network and IPC namespaces it owns (three descriptors,
@@ -440,8 +441,12 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
  * heal_sandbox_run() joins it with setns(2) instead of creating a network namespace (about 0.35 ms
  * of kernel work) on its critical path; the sandbox's own mount, PID, UTS and cgroup namespaces are
  * still new. Each set serves one sandbox only and is never used by a forked child of the process
- * that made it. As root, the default view's /etc is a clone of one idmapped copy of the host's /etc
- * made once per process (one more descriptor; docs/sandbox.md, "Running heal as root").
+ * that made it. As root, the default view's /etc is an idmapped copy of the host's /etc, made
+ * per run through one user namespace the process keeps (one more descriptor; docs/sandbox.md,
+ * "Running heal as root"). Once a
+ * default view shared a working directory, one descriptor of /proc/self/mountinfo stays open: the
+ * check that the directory is no kernel filesystem reads the mount table again only when poll(2)
+ * on it says the table changed (or the process changed mount namespace or root, or forked).
  * Call this to get the descriptors back (before counting descriptors, or before a long idle
  * period); later runs make new ones as needed.
  *
@@ -450,7 +455,8 @@ int heal_sandbox_run(heal_sandbox *sb, const char *const *argv, heal_sandbox_res
  *
  * Context: thread-safe; waits while the pool's thread is making a set.
  * See: setns(2), network_namespaces(7), user_namespaces(7) ("Defining user and group ID
- *      mappings"), clone(2) (CLONE_VM | CLONE_VFORK, as posix_spawn(3)).
+ *      mappings"), clone(2) (CLONE_VM | CLONE_VFORK, as posix_spawn(3)), proc(5)
+ *      ("/proc/pid/mounts": POLLPRI on a change).
  */
 void heal_sandbox_pool_release(void);
 

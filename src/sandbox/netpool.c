@@ -269,4 +269,5 @@ void heal_sandbox_pool_release(void)
         close_set(&pool);
         pthread_mutex_unlock(&pool_lock);
         plan_etc_release();
+        mountwatch_release();
 }

@@ -483,21 +483,6 @@ static bool cwd_needs_mount(const char *cwd)
         return true;
 }
 
-/* Kernel filesystems whose files are host settings, devices or other processes: never shared. */
-static bool is_kernel_fs(const char *type)
-{
-        static const char *const types[] = {
-                "proc",        "sysfs",    "cgroup",   "cgroup2", "tracefs", "debugfs",
-                "securityfs",  "bpf",      "configfs", "fusectl", "pstore",  "efivarfs",
-                "binfmt_misc", "devtmpfs", "devpts",   "mqueue",
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(types); i++)
-                if (strcmp(type, types[i]) == 0)
-                        return true;
-        return false;
-}
-
 /*
  * The working directory the default view shares (its real path: a symlink must not lead the
  * bind into /proc or /etc) must neither be nor contain a kernel filesystem: a recursive bind
@@ -505,29 +490,21 @@ static bool is_kernel_fs(const char *type)
  */
 static int check_shared_dir(const char *real, heal_error *err)
 {
-        FILE *f = fopen("/proc/self/mountinfo", "re");
-        char line[4096];
-        int r = 0;
+        char point[PATH_MAX], type[32];
+        bool is_on = false;
+        int r = mountwatch_kernel_fs(real, point, sizeof(point), type, sizeof(type), &is_on);
 
-        while (f && r == 0 && fgets(line, sizeof(line), f)) {
-                char mnt[PATH_MAX], type[64];
-                char *dash = strstr(line, " - ");
-
-                if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-                    sscanf(dash, " - %63s", type) != 1)
-                        continue;
-                if (is_kernel_fs(type) && (path_under(mnt, real) || path_under(real, mnt)))
-                        r = heal_error_set(err, -EPERM,
-                                           "the working directory '%s' %s a %s mount ('%s'); heal "
-                                           "shares the working directory read-write and will not "
-                                           "share kernel filesystems: work elsewhere or use "
-                                           "--chdir",
-                                           real, path_under(real, mnt) ? "is on" : "contains", type,
-                                           mnt);
-        }
-        if (f)
-                fclose(f);
-        return r;
+        if (r < 0)
+                return heal_error_set(err, r,
+                                      "cannot read the mount table (/proc/self/mountinfo): %s",
+                                      strerror(-r));
+        if (r > 0)
+                return heal_error_set(err, -EPERM,
+                                      "the working directory '%s' %s a %s mount ('%s'); heal "
+                                      "shares the working directory read-write and will not "
+                                      "share kernel filesystems: work elsewhere or use --chdir",
+                                      real, is_on ? "is on" : "contains", type, point);
+        return 0;
 }
 
 int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, unsigned flags,

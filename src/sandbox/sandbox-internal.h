@@ -236,12 +236,23 @@ int plan_entry_add(struct mount_entry **entries, size_t *n_entries, int kind, co
                    const char *target, const char *const *options, bool internal, heal_error *err);
 void plan_entries_free(struct mount_entry *entries, size_t n);
 int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err);
-/* secrets.c: whether this kernel and /etc allow the idmapped copy (made once per process). */
+/* secrets.c: whether this kernel and /etc allow an idmapped copy (decided once per process and
+ * mount namespace; the idmap's user namespace is kept). */
 bool plan_etc_idmap_available(void);
-/* A fresh detached copy of it for one run (the caller closes it), or -errno. */
+/* A fresh detached idmapped copy of /etc for one run (the caller closes it), or -errno. */
 int plan_etc_tree(void);
-/* Close the copy kept for the process (heal_sandbox_pool_release()). */
+/* Close the user namespace kept for the process (heal_sandbox_pool_release()). */
 void plan_etc_release(void);
+
+/*
+ * mountwatch.c: the first kernel-filesystem mount (proc, sysfs, cgroupfs, ...) that @real is on
+ * or contains, from the mount table read again only when it changed. Returns 1 with the mount
+ * point, its type and whether @real is on it; 0 when none; -errno when the table cannot be read.
+ */
+int mountwatch_kernel_fs(const char *real, char *ret_point, size_t point_len, char *ret_type,
+                         size_t type_len, bool *ret_is_on);
+/* Close the descriptor of /proc/self/mountinfo kept for that and forget the table. */
+void mountwatch_release(void);
 bool path_under(const char *path, const char *prefix);
 void plan_entry_release(struct mount_entry *e);
 /* A deep copy of @e into @ret; -ENOMEM. */

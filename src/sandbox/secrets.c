@@ -144,8 +144,10 @@ int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err)
         return r;
 }
 
-/* The idmapped copy of /etc: -1 not tried yet, -2 not available here, else the detached tree. */
-static int etc_tree = -1;
+/* The user namespace of /etc's idmap: -1 not tried yet, -2 idmapped mounts not available here,
+ * else its descriptor; decided in the mount namespace etc_ns names. */
+static int etc_userns = -1;
+static struct stat etc_ns;
 static pthread_mutex_t etc_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t etc_atfork_once = PTHREAD_ONCE_INIT;
 
@@ -232,40 +234,69 @@ static int idmap_userns(void)
         return pid < 0 ? -errno : fd;
 }
 
-static int make_etc_tree(void)
+/*
+ * A copy of the host's /etc (recursive, detached), idmapped through @userns, read-only, nosuid,
+ * nodev: made for each run, as kernels before 6.15 refuse to clone a detached tree (EINVAL), and
+ * the copy costs two calls.
+ */
+static int idmapped_etc(int userns)
 {
         struct mount_attr attr = {
                 .attr_set =
                         MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                .userns_fd = (uint64_t)userns,
         };
-        int userns = idmap_userns(), tree;
+        int tree = (int)syscall(SYS_open_tree, AT_FDCWD, "/etc",
+                                OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 
-        if (userns < 0)
-                return userns;
-        attr.userns_fd = (uint64_t)userns;
-        tree = (int)syscall(SYS_open_tree, AT_FDCWD, "/etc",
-                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-        if (tree >= 0 && syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
-                                 sizeof(attr)) < 0) {
+        if (tree < 0)
+                return -errno;
+        if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                    sizeof(attr)) < 0) {
+                int e = errno;
+
                 close(tree);
-                tree = -1;
+                return -e;
         }
-        close(userns);
         return tree;
+}
+
+/* The idmap's user namespace if an idmapped /etc can be made here, else -2. */
+static int probe_etc_userns(void)
+{
+        const char *v = getenv("HEAL_ETC_IDMAP"); /* "0": the walk (docs/sandbox.md) */
+        int userns, tree;
+
+        if (v && strcmp(v, "0") == 0)
+                return -2;
+        if ((userns = idmap_userns()) < 0)
+                return -2;
+        if ((tree = idmapped_etc(userns)) < 0) {
+                close(userns);
+                return -2;
+        }
+        close(tree);
+        return userns;
 }
 
 bool plan_etc_idmap_available(void)
 {
+        struct stat ns = { 0 };
         bool ok;
 
         lock_etc();
-        if (etc_tree == -1) {
-                const char *v = getenv("HEAL_ETC_IDMAP"); /* "0": the walk (docs/sandbox.md) */
-                int t = v && strcmp(v, "0") == 0 ? -1 : make_etc_tree();
-
-                etc_tree = t >= 0 ? t : -2;
+        /* A caller that moved to another mount namespace (unshare, setns) decides again there. */
+        if (stat("/proc/self/ns/mnt", &ns) == 0 && etc_userns != -1 &&
+            (ns.st_dev != etc_ns.st_dev || ns.st_ino != etc_ns.st_ino)) {
+                if (etc_userns >= 0)
+                        close(etc_userns);
+                etc_userns = -1;
         }
-        ok = etc_tree >= 0;
+        if (etc_userns == -1) {
+                etc_ns = ns;
+                etc_userns = probe_etc_userns();
+        }
+        ok = etc_userns >= 0;
         pthread_mutex_unlock(&etc_lock);
         return ok;
 }
@@ -275,13 +306,8 @@ int plan_etc_tree(void)
         int fd = -ENOENT;
 
         lock_etc();
-        if (etc_tree >= 0) {
-                fd = (int)syscall(SYS_open_tree, etc_tree, "",
-                                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-                                          AT_EMPTY_PATH);
-                if (fd < 0)
-                        fd = -errno;
-        }
+        if (etc_userns >= 0)
+                fd = idmapped_etc(etc_userns);
         pthread_mutex_unlock(&etc_lock);
         return fd;
 }
@@ -289,9 +315,8 @@ int plan_etc_tree(void)
 void plan_etc_release(void)
 {
         lock_etc();
-        if (etc_tree >= 0) {
-                close(etc_tree);
-                etc_tree = -1;
-        }
+        if (etc_userns >= 0)
+                close(etc_userns);
+        etc_userns = -1;
         pthread_mutex_unlock(&etc_lock);
 }

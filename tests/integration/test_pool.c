@@ -316,23 +316,26 @@ Test(pool, release_gives_the_descriptors_back)
 {
         heal_sandbox *sb;
         heal_sandbox_result r = { 0 };
+        char *dir = test_tempdir();
         int fds;
 
         heal_sandbox_pool_release();
         fds = test_fd_count();
-        sb = test_sandbox("/");
+        sb = test_sandbox(dir); /* shared: the mount-table watch too */
         for (int i = 0; i < 3; i++) {
                 test_run(sb, (const char *const[]){ "/bin/true", NULL }, &r);
                 heal_sandbox_result_release(&r);
         }
         cr_assert(heal_sandbox_pool_wait());
         heal_sandbox_free(sb);
-        /* user, network and IPC namespace; as root the idmapped copy of /etc too */
-        cr_assert_eq(test_fd_count(), fds + 3 + (geteuid() == 0), "%d descriptors more",
+        /* user, network and IPC namespace, /proc/self/mountinfo; as root the idmapped /etc */
+        cr_assert_eq(test_fd_count(), fds + 4 + (geteuid() == 0), "%d descriptors more",
                      test_fd_count() - fds);
         heal_sandbox_pool_release();
         cr_assert_eq(test_fd_count(), fds);
         cr_assert(!heal_sandbox_pool_wait(), "released: no set until a run asks again");
+        test_rmtree(dir);
+        free(dir);
 }
 
 static void *run_many(void *arg)
