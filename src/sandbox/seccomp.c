@@ -181,7 +181,8 @@ int seccomp_compile(struct sock_fprog **ret, unsigned flags, bool host_root,
         if (!ctx)
                 return heal_error_set(err, -ENOMEM, "seccomp: cannot create a filter");
         if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS)) < 0 ||
-            seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0)
+            seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0 ||
+            seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0)
                 r = -EINVAL;
         if (r >= 0 && !(flags & HEAL_SANDBOX_NO_SECCOMP)) {
                 r = add_refusals(ctx, refused, ELEMENTSOF(refused));
