@@ -78,6 +78,25 @@ static void create_mountpoint(const struct child_op *op, bool want_dir)
         close(fd);
 }
 
+/*
+ * The common case in one call: a mountpoint made in a filesystem of ours (a tmpfs: may_create)
+ * right below the mountpoint of that filesystem, whose path is ours and was checked when it was
+ * mounted. No other process can put anything there; whatever exists already (EEXIST) or is
+ * missing on the way takes the general path. A symlink entry is made by apply_op() itself.
+ */
+static bool made_below_cover(const struct child_op *op, bool want_dir)
+{
+        const char *cover = P->ops[op->cover].dst;
+        size_t cl = strlen(cover);
+
+        if (!op->may_create || op->if_present || strncmp(op->dst, cover, cl) != 0 ||
+            op->dst[cl] != '/' || strchr(op->dst + cl + 1, '/'))
+                return false;
+        if (op->kind == MOUNT_KIND_SYMLINK)
+                return true;
+        return want_dir ? mkdir(op->dst, 0755) == 0 : mknod(op->dst, S_IFREG | 0644, 0) == 0;
+}
+
 /* false: an if_present mount whose mountpoint is gone or changed type; skip it. */
 static bool prepare_mountpoint(const struct child_op *op)
 {
@@ -85,6 +104,8 @@ static bool prepare_mountpoint(const struct child_op *op)
         struct stat st;
         int fd;
 
+        if (made_below_cover(op, want_dir))
+                return true;
         /* Existing: it must be reached without a symlink, and be of the right type. */
         fd = open_nofollow(AT_FDCWD, op->dst, O_PATH, RESOLVE_NO_SYMLINKS);
         if (fd >= 0) {
@@ -194,15 +215,11 @@ static void mount_dev(const struct child_op *op)
         if (mount("tmpfs", op->dst, "tmpfs", op->ms_flags, op->data) < 0)
                 fail(STEP_MOUNT, errno, op->entry, op->dst);
         for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-                int fd;
-
                 if (!join(dst, sizeof(dst), op->dst, "/") || !join(dst, sizeof(dst), dst, nodes[i]))
                         fail(STEP_DEV, ENAMETOOLONG, op->entry, op->dst);
                 join(src, sizeof(src), "/oldroot/dev/", nodes[i]);
-                fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-                if (fd < 0)
+                if (mknod(dst, S_IFREG | 0666, 0) < 0) /* the fresh tmpfs: nothing is there */
                         fail(STEP_DEV, errno, op->entry, dst);
-                close(fd);
                 if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
                         fail(STEP_DEV, errno, op->entry, src);
         }
@@ -369,7 +386,8 @@ static void mount_upper_tmpfs(const struct child_op *op)
  * With heal running as root, the command is host uid 0, and much of /proc checks only the uid,
  * not capabilities: /proc/sys/kernel/core_pattern would run a program of its choice as host root,
  * /proc/sysrq-trigger would reboot the machine. Make those read-only and mask what leaks
- * (the same lists as Docker's readonlyPaths and maskedPaths). Missing entries are skipped.
+ * (the same lists as Docker's readonlyPaths and maskedPaths). Missing entries (the bind fails
+ * with ENOENT) are skipped.
  */
 static void harden_proc(const struct child_op *op)
 {
@@ -380,17 +398,21 @@ static void harden_proc(const struct child_op *op)
         char path[4096];
 
         for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
-                if (!join(path, sizeof(path), op->dst, ro[i]) || access(path, F_OK) < 0)
+                if (!join(path, sizeof(path), op->dst, ro[i]))
                         continue;
-                if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
-                    syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &rdonly,
+                if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+                        if (errno == ENOENT)
+                                continue;
+                        fail(STEP_MOUNT, errno, op->entry, path);
+                }
+                if (syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &rdonly,
                             sizeof(rdonly)) < 0)
                         fail(STEP_MOUNT, errno, op->entry, path);
         }
         for (size_t i = 0; i < sizeof(masked) / sizeof(masked[0]); i++) {
-                if (!join(path, sizeof(path), op->dst, masked[i]) || access(path, F_OK) < 0)
+                if (!join(path, sizeof(path), op->dst, masked[i]))
                         continue;
-                if (mount("/oldroot/dev/null", path, NULL, MS_BIND, NULL) < 0)
+                if (mount("/oldroot/dev/null", path, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
                         fail(STEP_MOUNT, errno, op->entry, path);
         }
 }
@@ -440,8 +462,9 @@ void setup_mounts(void)
                 fail(STEP_STAGING, errno, -1, "/tmp");
         if (syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0)
                 fail(STEP_PIVOT_STAGING, errno, -1, NULL);
-        for (size_t i = 0; i < P->n_ops; i++)
+        for (size_t i = 0; i < P->n_ops; i++) {
                 apply_op(&P->ops[i]);
+        }
         for (size_t i = 0; i < P->n_ops; i++) {
                 const struct child_op *op = &P->ops[i];
                 struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
