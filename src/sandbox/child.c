@@ -323,20 +323,56 @@ static void report(const struct report *r)
 }
 
 /*
+ * The last report is written: exit once the parent has it, when it closes its end of the control
+ * socket (or dies), or after LEAVE_MS (a process the caller forked meanwhile holds a copy of that
+ * end). Exiting at once would run our exit, and the teardown of the namespaces it starts, on the
+ * CPU the scheduler has just woken the parent on (the waker's), ahead of the parent, which is all
+ * the caller waits for.
+ */
+#define LEAVE_MS 100
+
+static _Noreturn void leave(void)
+{
+        struct pollfd pfd = { .fd = P->ctl_fd, .events = POLLIN };
+
+        while (poll(&pfd, 1, LEAVE_MS) < 0 && errno == EINTR)
+                ;
+        _exit(0);
+}
+
+/*
  * The command is gone: kill whatever is left, reap it all, report the usage of everything and
  * leave. The parent can return as soon as this report and end-of-file on the output arrive,
  * without waiting for the kernel to tear the namespaces down after our exit. Without a PID
  * namespace a process that left the command's group (setsid) is not ours to wait for: reaping
- * stops after 100 ms.
+ * stops after 100 ms. @pending, when not NULL, is the command's exit report not sent yet: with
+ * nothing else left it goes in the same write as the last one (the parent wakes up once), else
+ * now, before any wait.
  */
-static _Noreturn void finish_run(int sfd)
+static _Noreturn void finish_run(int sfd, const struct report *pending)
 {
-        struct report r = { .kind = REPORT_DONE };
+        struct report r[2] = { { .kind = REPORT_DONE } };
         bool weak = P->flags & HEAL_SANDBOX_ISOLATION_NONE;
         struct pollfd pfd = { .fd = sfd, .events = POLLIN };
         struct signalfd_siginfo si;
+        ssize_t _unused;
 
         kill_all(SIGKILL);
+        if (pending) {
+                pid_t pid;
+
+                while ((pid = waitpid(-1, NULL, WNOHANG)) > 0 || (pid < 0 && errno == EINTR))
+                        ;
+                if (pid < 0 && errno == ECHILD) {
+                        r[0] = *pending;
+                        r[1] = (struct report){ .kind = REPORT_DONE };
+                        getrusage(RUSAGE_CHILDREN, &r[1].ru);
+                        _unused = write(P->report_fd, r, sizeof(r));
+                        (void)_unused;
+                        leave();
+                }
+                report(pending);
+        }
         for (;;) {
                 pid_t pid = waitpid(-1, NULL, weak ? WNOHANG : 0);
 
@@ -347,9 +383,9 @@ static _Noreturn void finish_run(int sfd)
                 while (read(sfd, &si, sizeof(si)) > 0)
                         ;
         }
-        getrusage(RUSAGE_CHILDREN, &r.ru);
-        report(&r);
-        _exit(0);
+        getrusage(RUSAGE_CHILDREN, &r[0].ru);
+        report(&r[0]);
+        leave();
 }
 
 /*
@@ -364,7 +400,8 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
 {
         struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
                                  { .fd = P->ctl_fd, .events = POLLIN } };
-        bool quitting = false, cmd_done = false;
+        bool quitting = false, cmd_done = false, exit_pending = false;
+        struct report exit_rep = { .kind = REPORT_EXIT };
         uint64_t done_ns = 0;
 
         for (;;) {
@@ -379,7 +416,7 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
                         uint64_t waited = (clock_ns() - done_ns) / 1000000;
 
                         if (waited >= LEFTOVER_MS)
-                                finish_run(sfd);
+                                finish_run(sfd, NULL);
                         timeout = (int)(LEFTOVER_MS - waited);
                 }
                 if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
@@ -400,21 +437,23 @@ static _Noreturn void init_loop(pid_t cmd, int sfd)
                                         kill_all(SIGQUIT);
                         }
                         if (n == 1 && c == CTL_KILL)
-                                finish_run(sfd);
+                                finish_run(sfd, exit_pending ? &exit_rep : NULL);
                 }
                 while (read(sfd, &si, sizeof(si)) > 0)
                         ;
                 while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
                         if (pid == cmd) {
-                                struct report r = { .kind = REPORT_EXIT, .wstatus = st };
-
-                                report(&r);
+                                /* Finishing now: sent with the last report (finish_run). */
+                                exit_rep.wstatus = st;
+                                exit_pending = !quitting;
+                                if (quitting)
+                                        report(&exit_rep);
                                 cmd_done = true;
                                 done_ns = clock_ns();
                         }
                 }
                 if (cmd_done && (!quitting || (pid < 0 && errno == ECHILD)))
-                        finish_run(sfd);
+                        finish_run(sfd, exit_pending ? &exit_rep : NULL);
         }
 }
 
