@@ -462,9 +462,8 @@ void setup_mounts(void)
                 fail(STEP_STAGING, errno, -1, "/tmp");
         if (syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0)
                 fail(STEP_PIVOT_STAGING, errno, -1, NULL);
-        for (size_t i = 0; i < P->n_ops; i++) {
+        for (size_t i = 0; i < P->n_ops; i++)
                 apply_op(&P->ops[i]);
-        }
         for (size_t i = 0; i < P->n_ops; i++) {
                 const struct child_op *op = &P->ops[i];
                 struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
