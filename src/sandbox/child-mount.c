@@ -79,12 +79,12 @@ static void create_mountpoint(const struct child_op *op, bool want_dir)
 }
 
 /*
- * The common case in one call: a mountpoint made in a filesystem of ours (a tmpfs: may_create)
- * right below the mountpoint of that filesystem, whose path is ours and was checked when it was
- * mounted. No other process can put anything there; whatever exists already (EEXIST) or is
- * missing on the way takes the general path. A symlink entry is made by apply_op() itself.
+ * Whether @op's mountpoint lies directly below a fresh filesystem of ours (tmpfs or /dev) and
+ * the path to that filesystem runs through such filesystems only, up to the staging root: then
+ * no other process can put anything on the way. A tmpfs below a host bind does not qualify: a
+ * host process can rename its mountpoint away and leave a symlink in its place.
  */
-static bool made_below_cover(const struct child_op *op, bool want_dir)
+static bool private_below_cover(const struct child_op *op)
 {
         const char *cover = P->ops[op->cover].dst;
         size_t cl = strlen(cover);
@@ -92,20 +92,33 @@ static bool made_below_cover(const struct child_op *op, bool want_dir)
         if (!op->may_create || op->if_present || strncmp(op->dst, cover, cl) != 0 ||
             op->dst[cl] != '/' || strchr(op->dst + cl + 1, '/'))
                 return false;
+        for (int c = op->cover; c >= 0; c = P->ops[c].cover)
+                if (P->ops[c].kind != HEAL_MOUNT_TMPFS && P->ops[c].kind != HEAL_MOUNT_DEV)
+                        return false;
+        return true;
+}
+
+/*
+ * The common case in one call (private_below_cover()): the mountpoint made with mkdir(2) or
+ * mknod(2); whatever exists already (EEXIST) or fails otherwise takes the general path. A
+ * symlink entry is made by apply_op() itself.
+ */
+static bool made_below_cover(const struct child_op *op, bool want_dir)
+{
+        if (!private_below_cover(op))
+                return false;
         if (op->kind == MOUNT_KIND_SYMLINK)
                 return true;
         return want_dir ? mkdir(op->dst, 0755) == 0 : mknod(op->dst, S_IFREG | 0644, 0) == 0;
 }
 
 /* false: an if_present mount whose mountpoint is gone or changed type; skip it. */
-static bool prepare_mountpoint(const struct child_op *op)
+static bool prepare_mountpoint_slow(const struct child_op *op)
 {
         bool want_dir = !(op->kind == HEAL_MOUNT_BIND && op->is_file);
         struct stat st;
         int fd;
 
-        if (made_below_cover(op, want_dir))
-                return true;
         /* Existing: it must be reached without a symlink, and be of the right type. */
         fd = open_nofollow(AT_FDCWD, op->dst, O_PATH, RESOLVE_NO_SYMLINKS);
         if (fd >= 0) {
@@ -130,6 +143,12 @@ static bool prepare_mountpoint(const struct child_op *op)
                 fail(STEP_MOUNTPOINT_MISSING, ENOENT, op->entry, op->dst);
         create_mountpoint(op, want_dir);
         return true;
+}
+
+static bool prepare_mountpoint(const struct child_op *op)
+{
+        return made_below_cover(op, !(op->kind == HEAL_MOUNT_BIND && op->is_file)) ||
+               prepare_mountpoint_slow(op);
 }
 
 static void setattr_or_fail(const struct child_op *op, int fd, unsigned flags,
@@ -444,8 +463,14 @@ static void apply_op(const struct child_op *op)
                 mount_overlay(op);
                 break;
         case MOUNT_KIND_SYMLINK:
-                if (symlink(op->src, op->dst) < 0)
-                        fail(STEP_SYMLINK, errno, op->entry, op->dst);
+                if (symlink(op->src, op->dst) < 0) {
+                        int e = errno;
+
+                        /* Made without the probe: name what is there (a symlink, or else). */
+                        if (e == EEXIST && op->cover >= 0)
+                                prepare_mountpoint_slow(op);
+                        fail(STEP_SYMLINK, e, op->entry, op->dst);
+                }
                 break;
         }
 }

@@ -323,11 +323,10 @@ static void report(const struct report *r)
 }
 
 /*
- * The last report is written: exit once the parent has it, when it closes its end of the control
- * socket (or dies), or after LEAVE_MS (a process the caller forked meanwhile holds a copy of that
- * end). Exiting at once would run our exit, and the teardown of the namespaces it starts, on the
- * CPU the scheduler has just woken the parent on (the waker's), ahead of the parent, which is all
- * the caller waits for.
+ * The last report is written: exit once the parent has it, when it says so (CTL_BYE), closes its
+ * end of the control socket or dies, and at the latest after LEAVE_MS. Exiting at once would run
+ * our exit, and the teardown of the namespaces it starts, on the CPU the scheduler has just woken
+ * the parent on (the waker's), ahead of the parent, which is all the caller waits for.
  */
 #define LEAVE_MS 100
 

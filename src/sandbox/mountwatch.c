@@ -7,8 +7,11 @@
  * a third of a run's preparation, so the list is kept per process and read again only when it
  * can have changed: one descriptor of /proc/self/mountinfo stays open, and poll(2) on it reports
  * POLLPRI | POLLERR once the mount namespace it watches changed (proc(5), "/proc/pid/mounts");
- * a process that moved to another mount namespace (setns, unshare) or root (chroot), or a forked
- * child (its descriptor shares the parent's poll state), reads afresh. The list keeps only
+ * a process that moved to another mount namespace (setns, unshare) or root (chroot: the root's
+ * mount ID too, as a bind of "/" has its device and inode), or a forked child (its descriptor
+ * shares the parent's poll state), reads afresh, as it does when the descriptor is no longer the
+ * file it opened (a caller closed it, or dup2'd another file onto its number: never ours to
+ * close then). The list keeps only
  * kernel filesystems, their mount points unescaped (mountinfo writes space, tab, newline and
  * backslash as \ooo).
  */
@@ -20,7 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+#ifndef STATX_MNT_ID
+# define STATX_MNT_ID 0x00001000U
+#endif
 
 #include "core/util.h"
 #include "sandbox-internal.h"
@@ -33,9 +41,10 @@ struct kernel_mount {
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t watch_atfork_once = PTHREAD_ONCE_INIT;
 static int watch_fd = -1;
-static pid_t watch_pid;        /* the process watch_fd was opened in */
-static dev_t ns_dev, root_dev; /* the mount namespace and root it watches */
-static ino_t ns_ino, root_ino;
+static pid_t watch_pid;                /* the process watch_fd was opened in */
+static dev_t ns_dev, root_dev, fd_dev; /* the mount namespace and root it watches, and */
+static ino_t ns_ino, root_ino, fd_ino; /* watch_fd's own file */
+static uint64_t root_mnt;              /* the root's mount ID */
 static struct kernel_mount *kmounts;
 static size_t n_kmounts;
 
@@ -62,10 +71,21 @@ static void forget(void)
         n_kmounts = 0;
 }
 
+/* Whether watch_fd is still the file we opened. */
+static bool watch_fd_ours(void)
+{
+        struct stat st;
+
+        return watch_fd >= 0 && fstat(watch_fd, &st) == 0 && st.st_dev == fd_dev &&
+               st.st_ino == fd_ino;
+}
+
 static void watch_close(void)
 {
         forget();
-        watch_fd = safe_close(watch_fd);
+        if (watch_fd_ours())
+                close(watch_fd);
+        watch_fd = -1;
         watch_pid = 0;
 }
 
@@ -208,28 +228,37 @@ static int reload(void)
 /* Whether the list still describes this process's mount table; reopens when it cannot. */
 static int refresh(void)
 {
-        struct stat ns, root;
+        struct statx root = { 0 };
+        struct stat ns, self;
         struct pollfd pfd;
 
-        if (stat("/proc/self/ns/mnt", &ns) < 0 || stat("/", &root) < 0)
+        if (stat("/proc/self/ns/mnt", &ns) < 0 ||
+            statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &root) < 0)
                 return -errno;
-        if (watch_fd >= 0 && watch_pid == getpid() && ns.st_dev == ns_dev && ns.st_ino == ns_ino &&
-            root.st_dev == root_dev && root.st_ino == root_ino) {
+        if (watch_pid == getpid() && ns.st_dev == ns_dev && ns.st_ino == ns_ino &&
+            makedev(root.stx_dev_major, root.stx_dev_minor) == root_dev &&
+            root.stx_ino == root_ino && root.stx_mnt_id == root_mnt && watch_fd_ours()) {
                 pfd = (struct pollfd){ .fd = watch_fd, .events = POLLPRI };
                 if (poll(&pfd, 1, 0) == 0)
                         return 0; /* unchanged since the last read */
-                if (pfd.revents & POLLNVAL)
-                        watch_fd = -1; /* somebody closed it under us: not ours to close */
-                else
-                        return reload();
+                return reload();
         }
         watch_close();
         watch_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (watch_fd < 0)
                 return -errno;
+        if (fstat(watch_fd, &self) < 0) {
+                int e = errno;
+
+                close(watch_fd);
+                watch_fd = -1;
+                return -e;
+        }
         watch_pid = getpid();
         ns_dev = ns.st_dev, ns_ino = ns.st_ino;
-        root_dev = root.st_dev, root_ino = root.st_ino;
+        root_dev = makedev(root.stx_dev_major, root.stx_dev_minor), root_ino = root.stx_ino;
+        root_mnt = root.stx_mnt_id;
+        fd_dev = self.st_dev, fd_ino = self.st_ino;
         return reload();
 }
 

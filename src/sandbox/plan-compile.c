@@ -529,7 +529,8 @@ int plan_default_view(struct mount_entry **ret, size_t *ret_n, const char *cwd, 
                         goto fail;
         }
         /* As root the command could read what only root may read: hide it (secrets.c). */
-        if (r >= 0 && geteuid() == 0 && plan_etc_idmap_available()) {
+        if (r >= 0 && geteuid() == 0 && !(flags & PLAN_NO_ETC_IDMAP) &&
+            plan_etc_idmap_available()) {
                 for (size_t i = 0; i < n; i++)
                         if (v[i].kind == HEAL_MOUNT_BIND && strcmp(v[i].target, "/etc") == 0)
                                 v[i].etc_idmap = true;

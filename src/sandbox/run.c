@@ -122,11 +122,12 @@ static int prepare_fds(struct run *run, heal_error *err)
         return 0;
 }
 
+static int compile_view(struct run *run, const struct stat *cwd_st, unsigned flags,
+                        heal_error *err);
+
 static int prepare_plan(struct run *run, heal_error *err)
 {
         heal_sandbox *sb = run->sb;
-        const struct mount_entry *entries = sb->entries;
-        size_t n = sb->n_entries;
         struct stat here = { 0 };
         int r;
 
@@ -141,15 +142,37 @@ static int prepare_plan(struct run *run, heal_error *err)
         }
         if (sb->flags & HEAL_SANDBOX_ISOLATION_NONE)
                 return 0;
+        r = compile_view(run, &here, sb->flags, err);
+        if (r == -EAGAIN) {
+                /* No idmapped /etc this time (an /etc submount that cannot be idmapped, or the
+                 * user namespace released meanwhile): the walk and its masks instead. */
+                plan_compiled_release(&run->pc);
+                plan_entries_free(run->view, run->n_view);
+                run->view = NULL;
+                run->n_view = 0;
+                r = compile_view(run, &here, sb->flags | PLAN_NO_ETC_IDMAP, err);
+        }
+        return r;
+}
+
+/* The view (the plan's entries, or the default view) compiled for the child; -EAGAIN when the
+ * idmapped /etc cannot be made for it. */
+static int compile_view(struct run *run, const struct stat *cwd_st, unsigned flags, heal_error *err)
+{
+        heal_sandbox *sb = run->sb;
+        const struct mount_entry *entries = sb->entries;
+        size_t n = sb->n_entries;
+        struct stat here = *cwd_st;
+        int r;
+
         if (n > 0 && (sb->flags & HEAL_SANDBOX_EXTEND_DEFAULT)) {
-                r = plan_extend_default(&run->view, &run->n_view, run->cwd, sb->flags, entries, n,
-                                        err);
+                r = plan_extend_default(&run->view, &run->n_view, run->cwd, flags, entries, n, err);
                 if (r < 0)
                         return r;
                 entries = run->view;
                 n = run->n_view;
         } else if (n == 0) {
-                r = plan_default_view(&run->view, &run->n_view, run->cwd, sb->flags, err);
+                r = plan_default_view(&run->view, &run->n_view, run->cwd, flags, err);
                 if (r < 0)
                         return r;
                 entries = run->view;
@@ -167,9 +190,7 @@ static int prepare_plan(struct run *run, heal_error *err)
                 }
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (entries[i].etc_idmap && (run->pc.ops[i].src_fd = plan_etc_tree()) < 0)
-                        r = heal_error_set(err, run->pc.ops[i].src_fd,
-                                           "cannot copy the idmapped /etc for the sandbox: %s",
-                                           strerror(-run->pc.ops[i].src_fd));
+                        r = -EAGAIN;
         return r;
 }
 

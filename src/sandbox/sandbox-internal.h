@@ -184,6 +184,7 @@ int loopback_up(void);
 #define CTL_GO   'G' /* the cgroup is ready: start the command */
 #define CTL_QUIT 'Q' /* send SIGQUIT to every process in the namespace */
 #define CTL_KILL 'K' /* kill the command's process group, then everything, and exit */
+#define CTL_BYE  'B' /* the last report arrived: exit (child.c, leave()) */
 
 /* A sandbox's cgroup: made on its first run that needs one, reused by every later run (cgroupfs
  * mkdir and rmdir cost milliseconds), removed by heal_sandbox_free(). */
@@ -239,8 +240,11 @@ int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err);
 /* secrets.c: whether this kernel and /etc allow an idmapped copy (decided once per process and
  * mount namespace; the idmap's user namespace is kept). */
 bool plan_etc_idmap_available(void);
-/* A fresh detached idmapped copy of /etc for one run (the caller closes it), or -errno. */
+/* A fresh detached idmapped copy of /etc for one run (the caller closes it), or -errno; after a
+ * failure other than -ENOENT (released meanwhile) the copy counts as not available here. */
 int plan_etc_tree(void);
+/* plan_default_view() flag (above the public HEAL_SANDBOX_* ones): /etc walked, not idmapped. */
+#define PLAN_NO_ETC_IDMAP (1u << 31)
 /* Close the user namespace kept for the process (heal_sandbox_pool_release()). */
 void plan_etc_release(void);
 

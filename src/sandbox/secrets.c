@@ -8,12 +8,13 @@
  * filesystem that supports it): the sandbox gets a copy of /etc on which host uid and gid 0
  * show as 65534 and other ids as unmapped, so the command, uid 0 without capabilities, is
  * "other" to every file there and the kernel itself refuses what others may not read, however
- * deep and whenever it appeared. The
- * copy is made once per process (open_tree(2) of /etc, then the idmap), each run mounts a clone
- * of it. Root's files show as owned by 65534 inside.
+ * deep and whenever it appeared. The idmap's user namespace is made once per process (and mount
+ * namespace); each run makes its copy (open_tree(2) of /etc, then the idmap). Root's files show
+ * as owned by 65534 inside.
  *
- * Otherwise (kernel, filesystem or a submount of /etc without idmap support) a walk of /etc, once
- * per process: files found are covered with /dev/null on a nodev mount (opening them fails with
+ * Otherwise (kernel, filesystem or a submount of /etc without idmap support, also one that
+ * appears later: the run that meets it and the later ones fall back) a walk of /etc, once per
+ * process: files found are covered with /dev/null on a nodev mount (opening them fails with
  * EACCES, as for any other user), directories with an empty read-only tmpfs.
  */
 #include <dirent.h>
@@ -306,8 +307,12 @@ int plan_etc_tree(void)
         int fd = -ENOENT;
 
         lock_etc();
-        if (etc_userns >= 0)
-                fd = idmapped_etc(etc_userns);
+        if (etc_userns >= 0 && (fd = idmapped_etc(etc_userns)) < 0) {
+                /* e.g. a submount that cannot be idmapped: the walk from now on, in this
+                 * mount namespace */
+                close(etc_userns);
+                etc_userns = -2;
+        }
         pthread_mutex_unlock(&etc_lock);
         return fd;
 }

@@ -276,8 +276,14 @@ int supervise(struct run *run, heal_error *err)
                 if (pfd[0].revents)
                         reap(run);
         }
-        if (!run->reaped)
+        if (!run->reaped) {
+                char bye = CTL_BYE;
+
+                /* init waits for it (or for the socket to close) before it exits */
+                if (run->have_done)
+                        (void)send(run->ctl_w, &bye, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
                 park_init(run);
+        }
         /* Every writer is gone (init reaped them all, or the kernel killed the namespace): what
          * is left in the pipes is complete. */
         drain(run, &run->out_r, &run->out, 1, true);

@@ -7,14 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -651,98 +648,6 @@ Test(traps, kernel_filesystems_are_never_the_shared_directory)
         cr_assert_eq(r, -EPERM, "%d %s", r, err.msg);
         cr_assert(strstr(err.msg, "sysfs") && strstr(err.msg, "will not share kernel filesystems"),
                   "%s", err.msg);
-}
-
-/* In a child with a user, mount and network namespace of its own (so that it may mount sysfs),
- * four runs in @dir: before the namespaces, after sysfs appeared in "dir/sys fs", after it went,
- * after it came back. Writes each run's return value and the error of the second (of the third
- * if that one failed). */
-static void kernel_fs_runs(const char *dir, int out)
-{
-        char sub[PATH_MAX], map[64], msg[HEAL_ERROR_MSG_MAX] = "";
-        const char *argv[] = { "/bin/true", NULL };
-        heal_sandbox_limits lim = HEAL_SANDBOX_LIMITS_INIT;
-        heal_error err = HEAL_ERROR_INIT;
-        heal_sandbox_result r = { 0 };
-        uid_t uid = getuid();
-        gid_t gid = getgid();
-        heal_sandbox *sb = NULL;
-        int rv[4] = { 1, 1, 1, 1 };
-        FILE *f;
-
-        snprintf(sub, sizeof(sub), "%s/sys fs", dir); /* mountinfo writes the space as \040 */
-        lim.pids_max = 0; /* "root" of a user namespace has no cgroup to enforce it with */
-        if (heal_sandbox_new(&sb, &err) < 0 || heal_sandbox_set_cwd(sb, dir, &err) < 0 ||
-            heal_sandbox_set_limits(sb, &lim, &err) < 0 ||
-            /* no library thread: unshare(CLONE_NEWUSER) needs a single-threaded process */
-            heal_sandbox_set_flags(sb, HEAL_SANDBOX_NO_POOL, &err) < 0)
-                _exit(90);
-        rv[0] = heal_sandbox_run(sb, argv, &r, &err);
-        heal_sandbox_result_release(&r);
-        if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) < 0)
-                _exit(91);
-        f = fopen("/proc/self/setgroups", "w");
-        if (f)
-                fputs("deny", f), fclose(f);
-        snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
-        if (!(f = fopen("/proc/self/uid_map", "w")) || fputs(map, f) < 0 || fclose(f) != 0)
-                _exit(92);
-        snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
-        if (!(f = fopen("/proc/self/gid_map", "w")) || fputs(map, f) < 0 || fclose(f) != 0)
-                _exit(93);
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-            mount("sysfs", sub, "sysfs", 0, NULL) < 0)
-                _exit(94);
-        rv[1] = heal_sandbox_run(sb, argv, &r, &err);
-        snprintf(msg, sizeof(msg), "%s", err.msg);
-        heal_sandbox_result_release(&r);
-        if (umount2(sub, 0) < 0)
-                _exit(95);
-        err = (heal_error)HEAL_ERROR_INIT;
-        rv[2] = heal_sandbox_run(sb, argv, &r, &err);
-        if (rv[2] != 0)
-                snprintf(msg, sizeof(msg), "%s", err.msg);
-        heal_sandbox_result_release(&r);
-        if (mount("sysfs", sub, "sysfs", 0, NULL) < 0)
-                _exit(96);
-        rv[3] = heal_sandbox_run(sb, argv, &r, &err);
-        heal_sandbox_result_release(&r);
-        dprintf(out, "%d %d %d %d %s\n", rv[0], rv[1], rv[2], rv[3], msg);
-        _exit(0);
-}
-
-/* The mount table is read again when it changed (mountwatch.c): a kernel filesystem mounted in
- * the shared directory after a first run is refused, and allowed again once it is gone. */
-Test(traps, a_kernel_filesystem_mounted_in_the_shared_directory_later_is_refused)
-{
-        char *dir = test_tempdir(), sub[PATH_MAX], buf[HEAL_ERROR_MSG_MAX + 64] = "";
-        int fds[2], st = 0, rv[4] = { 9, 9, 9, 9 }, at = 0;
-        ssize_t n;
-        pid_t pid;
-
-        snprintf(sub, sizeof(sub), "%s/sys fs", dir);
-        cr_assert_eq(mkdir(sub, 0755), 0);
-        cr_assert_eq(pipe(fds), 0);
-        pid = fork();
-        cr_assert_geq(pid, 0);
-        if (pid == 0) {
-                close(fds[0]);
-                kernel_fs_runs(dir, fds[1]);
-        }
-        close(fds[1]);
-        while ((n = read(fds[0], buf + at, sizeof(buf) - 1 - (size_t)at)) > 0)
-                at += (int)n;
-        close(fds[0]);
-        cr_assert_eq(waitpid(pid, &st, 0), pid);
-        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child setup failed: status %d", st);
-        cr_assert_eq(sscanf(buf, "%d %d %d %d", &rv[0], &rv[1], &rv[2], &rv[3]), 4, "%s", buf);
-        cr_assert_eq(rv[0], 0, "the first run: %s", buf);
-        cr_assert_eq(rv[1], -EPERM, "with sysfs in the directory: %s", buf);
-        cr_assert(strstr(buf, "contains a sysfs mount"), "%s", buf);
-        cr_assert_eq(rv[2], 0, "sysfs gone again: %s", buf);
-        cr_assert_eq(rv[3], -EPERM, "sysfs back: %s", buf);
-        test_rmtree(dir);
-        free(dir);
 }
 
 Test(traps, a_symlinked_working_directory_is_judged_by_its_target)
