@@ -33,8 +33,8 @@ static int open_nofollow(int dirfd, const char *path, int flags, uint64_t resolv
  * Create what is missing of @op's mountpoint, component by component below the mountpoint of
  * the entry that covers it, without following a symlink and without leaving that mount: a
  * symlink planted by an earlier run (build -> /oldroot/root) must not steer a mkdir onto the
- * host. The last component is made as a directory or an empty file (not for symlinks, which
- * apply_op() creates).
+ * host. The last component is made as a directory, an empty file, or the symlink entry itself,
+ * relative to its parent's descriptor.
  */
 static void create_mountpoint(const struct child_op *op, bool want_dir)
 {
@@ -64,7 +64,10 @@ static void create_mountpoint(const struct child_op *op, bool want_dir)
                 close(fd);
                 fd = sub;
         }
-        if (op->kind != MOUNT_KIND_SYMLINK) {
+        if (op->kind == MOUNT_KIND_SYMLINK) {
+                if (symlinkat(op->src, fd, comp) < 0)
+                        fail(STEP_SYMLINK, errno, op->entry, op->dst);
+        } else {
                 int r = want_dir ? mkdirat(fd, comp, 0755)
                                  : openat(fd, comp,
                                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -100,15 +103,15 @@ static bool private_below_cover(const struct child_op *op)
 
 /*
  * The common case in one call (private_below_cover()): the mountpoint made with mkdir(2) or
- * mknod(2); whatever exists already (EEXIST) or fails otherwise takes the general path. A
- * symlink entry is made by apply_op() itself.
+ * mknod(2), a symlink entry with symlink(2); whatever exists already (EEXIST) or fails otherwise
+ * takes the general path.
  */
 static bool made_below_cover(const struct child_op *op, bool want_dir)
 {
         if (!private_below_cover(op))
                 return false;
         if (op->kind == MOUNT_KIND_SYMLINK)
-                return true;
+                return symlink(op->src, op->dst) == 0;
         return want_dir ? mkdir(op->dst, 0755) == 0 : mknod(op->dst, S_IFREG | 0644, 0) == 0;
 }
 
@@ -463,14 +466,9 @@ static void apply_op(const struct child_op *op)
                 mount_overlay(op);
                 break;
         case MOUNT_KIND_SYMLINK:
-                if (symlink(op->src, op->dst) < 0) {
-                        int e = errno;
-
-                        /* Made without the probe: name what is there (a symlink, or else). */
-                        if (e == EEXIST && op->cover >= 0)
-                                prepare_mountpoint_slow(op);
-                        fail(STEP_SYMLINK, e, op->entry, op->dst);
-                }
+                /* made by prepare_mountpoint(): a symlink entry always has a cover ("/") */
+                if (op->cover < 0)
+                        fail(STEP_SYMLINK, EINVAL, op->entry, op->dst);
                 break;
         }
 }

@@ -71,13 +71,16 @@ static void forget(void)
         n_kmounts = 0;
 }
 
-/* Whether watch_fd is still the file we opened. */
+/* Whether watch_fd is still the file we opened: the same file, and our open file description
+ * (marked O_NONBLOCK, a status flag of the description, not of the number), not a fresh open
+ * of /proc/self/mountinfo whose poll state would start after the changes we missed. */
 static bool watch_fd_ours(void)
 {
         struct stat st;
+        int fl;
 
         return watch_fd >= 0 && fstat(watch_fd, &st) == 0 && st.st_dev == fd_dev &&
-               st.st_ino == fd_ino;
+               st.st_ino == fd_ino && (fl = fcntl(watch_fd, F_GETFL)) >= 0 && (fl & O_NONBLOCK);
 }
 
 static void watch_close(void)
@@ -244,7 +247,7 @@ static int refresh(void)
                 return reload();
         }
         watch_close();
-        watch_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        watch_fd = open("/proc/self/mountinfo", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (watch_fd < 0)
                 return -errno;
         if (fstat(watch_fd, &self) < 0) {

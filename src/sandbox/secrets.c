@@ -63,10 +63,11 @@ static bool add(const char *path, bool dir)
  * Walk the directory open as @dfd (taken over and closed), named @path: each entry is looked at
  * relative to its directory (no path lookup from /), symlinks are skipped by their d_type
  * without a stat (the mask is for what they point to, which is itself in the walk or outside
- * /etc), a directory others may not read is masked whole and not entered, and a directory on
- * another filesystem is not entered (as nftw's FTW_MOUNT). Fails closed: false on any error.
+ * /etc), a directory others may not read is masked whole and not entered. Directories on other
+ * filesystems are entered too: a submount of /etc (the one an idmap could not cover, say) holds
+ * secrets like any other directory. Fails closed: false on any error, or deeper than 32.
  */
-static bool walk_dir(int dfd, const char *path, dev_t dev, unsigned depth)
+static bool walk_dir(int dfd, const char *path, unsigned depth)
 {
         DIR *d = fdopendir(dfd);
         struct dirent *de;
@@ -93,14 +94,14 @@ static bool walk_dir(int dfd, const char *path, dev_t dev, unsigned depth)
                         ok = add(sub, S_ISDIR(st.st_mode));
                         continue;
                 }
-                if (!S_ISDIR(st.st_mode) || st.st_dev != dev)
+                if (!S_ISDIR(st.st_mode))
                         continue;
                 if (depth >= 32) {
                         ok = false;
                         continue;
                 }
                 c = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                ok = c >= 0 ? walk_dir(c, sub, dev, depth + 1) : errno == ENOENT;
+                ok = c >= 0 ? walk_dir(c, sub, depth + 1) : errno == ENOENT;
         }
         if (errno != 0)
                 ok = false;
@@ -112,15 +113,12 @@ static bool walk_dir(int dfd, const char *path, dev_t dev, unsigned depth)
 static void walk(void)
 {
         int fd = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        struct stat st;
 
-        if (fd < 0 || fstat(fd, &st) < 0) {
-                walk_failed = fd >= 0 || errno != ENOENT; /* no /etc: nothing to hide */
-                if (fd >= 0)
-                        close(fd);
+        if (fd < 0) {
+                walk_failed = errno != ENOENT; /* no /etc: nothing to hide */
                 return;
         }
-        walk_failed = !walk_dir(fd, "/etc", st.st_dev, 0);
+        walk_failed = !walk_dir(fd, "/etc", 0);
 }
 
 int plan_add_secret_masks(struct mount_entry **v, size_t *n, heal_error *err)

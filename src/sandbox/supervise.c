@@ -113,8 +113,13 @@ static void read_reports(struct run *run)
                         run->wstatus = rep.wstatus;
                         run->have_exit = true;
                 } else if (rep.kind == REPORT_DONE) {
+                        char bye = CTL_BYE;
+
                         run->done_ru = rep.ru;
                         run->have_done = true;
+                        /* init waits for it (or the socket's end) before it exits; a process the
+                         * caller forked may hold the output pipes open for a while yet */
+                        (void)send(run->ctl_w, &bye, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
                 }
         }
 }
@@ -276,14 +281,8 @@ int supervise(struct run *run, heal_error *err)
                 if (pfd[0].revents)
                         reap(run);
         }
-        if (!run->reaped) {
-                char bye = CTL_BYE;
-
-                /* init waits for it (or for the socket to close) before it exits */
-                if (run->have_done)
-                        (void)send(run->ctl_w, &bye, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (!run->reaped)
                 park_init(run);
-        }
         /* Every writer is gone (init reaped them all, or the kernel killed the namespace): what
          * is left in the pipes is complete. */
         drain(run, &run->out_r, &run->out, 1, true);

@@ -61,7 +61,7 @@ static int mountinfo_fd(void)
 
 /* In a child with a user, mount and network namespace of its own (so that it may mount sysfs),
  * four runs in @dir: before the namespaces, after sysfs appeared in "dir/sys fs", after it went,
- * after it came back with a file of ours dup2'd onto the library's descriptor. Exits nonzero
+ * after it came back with the library's descriptor closed and reopened by us. Exits nonzero
  * when a step fails or that file was closed. Writes each run's return value and the error of the
  * second (of the third if that one failed). */
 static void kernel_fs_runs(const char *dir, int out)
@@ -72,7 +72,7 @@ static void kernel_fs_runs(const char *dir, int out)
         heal_error err = HEAL_ERROR_INIT;
         heal_sandbox_result r = { 0 };
         heal_sandbox *sb = NULL;
-        int rv[4] = { 1, 1, 1, 1 }, watch, null;
+        int rv[4] = { 1, 1, 1, 1 }, watch, mine;
 
         snprintf(sub, sizeof(sub), "%s/sys fs", dir); /* mountinfo writes the space as \040 */
         lim.pids_max = 0; /* "root" of a user namespace has no cgroup to enforce it with */
@@ -98,13 +98,16 @@ static void kernel_fs_runs(const char *dir, int out)
         if (rv[2] != 0)
                 snprintf(msg, sizeof(msg), "%s", err.msg);
         heal_sandbox_result_release(&r);
-        /* The caller puts a file of its own on the library's descriptor number: its poll(2)
-         * says nothing about mounts, and it is not the library's to close. */
-        if ((watch = mountinfo_fd()) < 0 || (null = open("/dev/null", O_RDONLY)) < 0 ||
-            dup2(null, watch) < 0)
+        /* The caller closes the library's descriptor and, after the mount, opens the same file
+         * on its number: its poll(2) state starts after the change, and it is not the
+         * library's to close. */
+        if ((watch = mountinfo_fd()) < 0 || close(watch) < 0)
                 _exit(97);
         if (mount("sysfs", sub, "sysfs", 0, NULL) < 0)
                 _exit(96);
+        if ((mine = open("/proc/self/mountinfo", O_RDONLY)) < 0 ||
+            (mine != watch && (dup2(mine, watch) < 0 || close(mine) < 0)))
+                _exit(97);
         rv[3] = heal_sandbox_run(sb, argv, &r, &err);
         heal_sandbox_result_release(&r);
         heal_sandbox_pool_release();
@@ -150,11 +153,16 @@ Test(traps, a_kernel_filesystem_mounted_in_the_shared_directory_later_is_refused
 }
 
 /* As root: a run, then (in a private mount namespace) a filesystem that cannot be idmapped
- * appears under /etc: the runs go on, /etc walked instead (secrets.c). Unprivileged the same
+ * appears under /etc with a secret on it: the runs go on, /etc walked instead (secrets.c),
+ * the secret hidden. Unprivileged the same
  * steps run in a user namespace of their own, where /etc is walked from the start. */
 Test(traps, an_etc_submount_without_idmap_support_falls_back_to_the_walk)
 {
-        const char *argv[] = { "/bin/sh", "-c", "test -r /etc/passwd && ! cat /etc/shadow", NULL };
+        const char *argv[] = { "/bin/sh", "-c",
+                               geteuid() == 0 ? "test -r /etc/passwd && ! cat /etc/shadow && "
+                                                "! cat /etc/ssl/heal-secret"
+                                              : "test -r /etc/passwd",
+                               NULL };
         int fds[2], st = 0, rv[3] = { 9, 9, 9 };
         char buf[HEAL_ERROR_MSG_MAX + 64] = "";
         ssize_t n;
@@ -169,6 +177,7 @@ Test(traps, an_etc_submount_without_idmap_support_falls_back_to_the_walk)
                 heal_sandbox_result r = { 0 };
                 heal_sandbox *sb = NULL;
                 char msg[HEAL_ERROR_MSG_MAX] = "";
+                int fd;
 
                 close(fds[0]);
                 if ((geteuid() == 0 ? unshare(CLONE_NEWNS) : unshare_as_ns_root(CLONE_NEWNS)) < 0 ||
@@ -182,7 +191,11 @@ Test(traps, an_etc_submount_without_idmap_support_falls_back_to_the_walk)
                 rv[0] = heal_sandbox_run(sb, argv, &r, &err);
                 rv[0] = rv[0] < 0 ? rv[0] : r.exit_code;
                 heal_sandbox_result_release(&r);
-                if (mount("none", "/etc/ssl", "ramfs", 0, NULL) < 0)
+                /* as root: a secret on it, to be hidden by the walk (it enters submounts) */
+                if (mount("none", "/etc/ssl", "ramfs", 0, NULL) < 0 ||
+                    (geteuid() == 0 &&
+                     ((fd = open("/etc/ssl/heal-secret", O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0 ||
+                      write(fd, "SECRET\n", 7) != 7 || close(fd) < 0)))
                         _exit(92);
                 for (int i = 1; i < 3; i++) {
                         err = (heal_error)HEAL_ERROR_INIT;
