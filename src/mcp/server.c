@@ -248,6 +248,14 @@ static int wait_input(heal_mcp_server *s, int in_fd)
         }
 }
 
+/* Whether heal_mcp_server_stop() was called (its eventfd is readable; not consumed). */
+static bool stop_requested(const heal_mcp_server *s)
+{
+        struct pollfd p = { s->stop_fd, POLLIN, 0 };
+
+        return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
 static int read_loop(heal_mcp_server *s, int in_fd, heal_error *err)
 {
         struct reader rd = { 0 };
@@ -283,7 +291,8 @@ static int read_loop(heal_mcp_server *s, int in_fd, heal_error *err)
                 handle_lines(s, &rd);
         }
         free(rd.buf);
-        if (r == 0 && s->out_dead)
+        /* A stop while a write waited for room marks the output dead too: still a stop. */
+        if (r == 0 && s->out_dead && !stop_requested(s))
                 r = heal_error_set(err, -EPIPE, "the client closed the output");
         return r < 0 ? r : 0;
 }
