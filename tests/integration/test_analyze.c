@@ -196,30 +196,40 @@ struct live {
         char tail[4200];
 };
 
-/* `heal analyze --json` of the case's command in @dir, with a Go build cache shared between
- * runs (warm builds) in its own plan: / read-only, the case and the cache read-write. */
-static void analyze_live(const char *dir, const char *cmd, struct live *ret)
+/* `heal analyze --json` of case @name's command in @dir, with a Go build cache shared between
+ * runs (warm builds) in its own plan: / read-only, the case and the cache read-write. Heal's
+ * stderr goes to @dir.err, shown when the run is not what the test expects. */
+static void analyze_live(const char *name, const char *dir, const char *cmd, struct live *ret)
 {
-        char cache[128], line[8192];
-        json_t *doc, *fp;
+        char cache[128], line[8192], errf[1100];
+        json_t *doc = NULL, *fp;
         FILE *p;
         size_t n;
+        int rc;
         static char out[1 << 20];
 
         snprintf(cache, sizeof(cache), "/var/tmp/heal-test-gocache-%d", (int)getuid());
+        snprintf(errf, sizeof(errf), "%s.err", dir);
         cr_assert(mkdir(cache, 0700) == 0 || errno == EEXIST, "%s", strerror(errno));
         snprintf(line, sizeof(line),
                  "cd / && %s analyze --json --timeout 120s --ro-bind / / --dev /dev --proc /proc "
                  "--tmpfs /tmp --bind %s %s --bind %s %s --setenv GOCACHE %s --setenv GOFLAGS "
-                 "-mod=mod --chdir %s -- bash -c '%s' 2>/dev/null",
-                 HEAL_TEST_BIN, dir, dir, cache, cache, cache, dir, cmd);
+                 "-mod=mod --chdir %s -- bash -c '%s' 2>%s",
+                 HEAL_TEST_BIN, dir, dir, cache, cache, cache, dir, cmd, errf);
         p = popen(line, "r");
         cr_assert_not_null(p);
         n = fread(out, 1, sizeof(out) - 1, p);
         out[n] = '\0';
-        cr_assert_eq(WEXITSTATUS(pclose(p)), 1, "the command failed and was analyzed: %s", out);
-        doc = json_loads(out, 0, NULL);
-        cr_assert_not_null(doc, "%s", out);
+        rc = pclose(p);
+        if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 1 || !(doc = json_loads(out, 0, NULL))) {
+                char *err = slurp(errf, NULL);
+
+                cr_assert_fail(
+                        "%s: heal analyze exited %d (1: the command failed and was analyzed)\n"
+                        "stderr: %.3000s\nstdout: %.3000s",
+                        name, WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), err, out);
+        }
+        unlink(errf);
         fp = json_object_get(doc, "fingerprints");
         ret->exit_code = (int)json_integer_value(json_object_get(doc, "exit_code"));
         snprintf(ret->exact, sizeof(ret->exact), "%s",
@@ -254,12 +264,12 @@ ParameterizedTest(size_t *i, analyze, live_run_matches_the_recording, .timeout =
         snprintf(copy, sizeof(copy), "cp -r %s/broken/%s/. %s && chmod -R u+w %s", test_data_dir(),
                  *name, dir, dir);
         cr_assert_eq(system(copy), 0);
-        analyze_live(dir, cmd, &one);
+        analyze_live(*name, dir, cmd, &one);
         /* A fresh copy for the second run: make would not rebuild what the first one left. */
         snprintf(copy, sizeof(copy), "rm -rf %s/* && cp -r %s/broken/%s/. %s && chmod -R u+w %s",
                  dir, test_data_dir(), *name, dir, dir);
         cr_assert_eq(system(copy), 0);
-        analyze_live(dir, cmd, &two);
+        analyze_live(*name, dir, cmd, &two);
         analyze_recorded(&rec, *name, dir);
         cr_assert_eq(one.exit_code, atoi(code), "%s: exit %d", *name, one.exit_code);
         /* The race case prints values the race decides ("[v1.19 v1.19 v1.22 ...]"): its exact
@@ -268,8 +278,10 @@ ParameterizedTest(size_t *i, analyze, live_run_matches_the_recording, .timeout =
                 cr_assert_str_eq(one.exact, two.exact,
                                  "%s: the exact fingerprint moved between runs:\n%s\n---\n%s",
                                  *name, one.tail, two.tail);
-        cr_assert_str_eq(one.cause, two.cause, "%s", *name);
-        cr_assert_str_eq(one.cause, rec.cause, "%s: live and recorded causes differ", *name);
+        cr_assert_str_eq(one.cause, two.cause, "%s: the cause moved between runs:\n%s\n---\n%s",
+                         *name, one.tail, two.tail);
+        cr_assert_str_eq(one.cause, rec.cause, "%s: live and recorded causes differ:\n%s", *name,
+                         one.tail);
         heal_analysis_release(&rec);
         test_rmtree(dir);
         free(dir);
