@@ -9,6 +9,7 @@
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,19 +528,25 @@ Test(analyze, a_language_server_that_is_missing_hangs_or_dies_is_an_error)
 {
         heal_error err = HEAL_ERROR_INIT;
         heal_lsp *l = NULL;
-        char *dir, path[2048];
+        char *dir, path[2048], *pid;
         const char *old = getenv("PATH");
 
         setenv("PATH", "/nonexistent", 1);
         cr_assert_eq(heal_lsp_start(&l, "go", "/tmp", 2000, &err), -ENOENT, "%s", err.msg);
         cr_assert(strstr(err.msg, "cannot start the gopls language server"), "%s", err.msg);
 
-        dir = fake_server("exec sleep 300");
+        /* It says which process it is: other processes of the machine may run sleep too. */
+        dir = fake_server("echo $$ > \"$(dirname \"$0\")/pid\"; exec sleep 300");
         snprintf(path, sizeof(path), "%s:%s", dir, old);
         setenv("PATH", path, 1);
         cr_assert_eq(heal_lsp_start(&l, "go", "/tmp", 500, &err), -ETIMEDOUT, "%s", err.msg);
         cr_assert(strstr(err.msg, "no answer in time"), "%s", err.msg);
-        cr_assert_eq(test_count_cmdline("sleep 300"), 0, "the hung server was killed");
+        snprintf(path, sizeof(path), "%s/pid", dir);
+        pid = slurp(path, NULL);
+        cr_assert(atoi(pid) > 0, "the fake server wrote its pid: '%s'", pid);
+        cr_assert(kill(atoi(pid), 0) < 0 && errno == ESRCH, "the hung server %d was killed",
+                  atoi(pid));
+        free(pid);
         test_rmtree(dir);
         free(dir);
 

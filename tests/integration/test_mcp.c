@@ -540,13 +540,17 @@ Test(mcp, a_repair_does_not_outlive_a_killed_server)
         for (int i = 0; i < 500 && test_count_cmdline("sleep 765432") == 0; i++)
                 usleep(20000);
         cr_assert_geq(test_count_cmdline("sleep 765432"), 1, "the repair's baseline runs");
+        /* the heal child, and its sandbox's init (a clone of it, no execve) */
+        cr_assert_geq(test_count_cmdline("-- sh -c sleep 765432"), 1, "in the heal child");
         kill(srv.pid, SIGKILL);
         waitpid(srv.pid, NULL, 0);
         srv.pid = -1;
-        for (int i = 0; i < 500 && (test_count_cmdline("heal fix --json") ||
+        /* "heal fix --json ... -- sh -c sleep 765432": this test's heal child, not another
+         * suite's heal fix running meanwhile */
+        for (int i = 0; i < 500 && (test_count_cmdline("-- sh -c sleep 765432") ||
                                     test_count_cmdline("sleep 765432"));
              i++)
                 usleep(20000);
-        cr_assert_eq(test_count_cmdline("heal fix --json"), 0, "the heal child died too");
+        cr_assert_eq(test_count_cmdline("-- sh -c sleep 765432"), 0, "the heal child died too");
         cr_assert_eq(test_count_cmdline("sleep 765432"), 0, "and its sandbox");
 }
