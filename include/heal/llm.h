@@ -304,8 +304,8 @@ int heal_llm_client_set_price(heal_llm_client *c, const char *model, double inpu
 void heal_llm_client_tally(const heal_llm_client *c, heal_llm_tally *ret);
 
 /**
- * heal_llm_tally_format() - One human line: "3 requests (1 from cache), 1234 tokens in, 56 out,
- * $0.0012, 2.3 s". @buf of @len bytes, NUL-terminated.
+ * heal_llm_tally_format() - One human line: "3 requests (1 from cache or cassette), 1234 tokens
+ * in (400 cached), 56 out, $0.0012, 2.3 s". @buf of @len bytes, NUL-terminated.
  */
 void heal_llm_tally_format(const heal_llm_tally *t, char *buf, size_t len);
 

@@ -56,7 +56,7 @@ static const char fix_usage[] =
         "  --dry-run           print the verified fix, write nothing\n"
         "  --json              one JSON report on stdout (docs/repair.md)\n"
         "  --trace FILE        every candidate as JSON Lines (parent, edit, outcome, reward)\n"
-        "  -q, --quiet         no progress, only the verdict\n"
+        "  -q, --quiet         no progress: CMD's own output, then the verdict\n"
         "\n"
         "sandbox options: the limits of 'heal run' apply to every run of CMD: --timeout\n"
         "(default 2m), --memory, --cpu-time, --pids, --output-limit, --tmp-size, --share-net,\n"

@@ -53,7 +53,7 @@ static const char usage[] =
         "\n"
         "docs: README.md, docs/repair.md, docs/sandbox.md, docs/exit-codes.md, docs/json.md,\n"
         "      docs/exec.md, docs/gen.md, docs/mcp.md, docs/error-codes.md, docs/llm.md,\n"
-        "      docs/writeback.md\n";
+        "      docs/writeback.md, docs/analysis.md, docs/gaming.md, docs/edits.md\n";
 
 /* Started with 0, 1 or 2 closed, heal's own descriptors would take those numbers and the
  * command's output or input would land in them: hold them with /dev/null first. */
@@ -104,6 +104,9 @@ int main(int argc, char **argv)
                 return cmd_ask(argc - 1, argv + 1);
         if (strcmp(cmd, "mcp") == 0)
                 return cmd_mcp(argc - 1, argv + 1);
-        log_error("unknown command '%s'; see 'heal --help'", cmd);
+        /* "heal go test ./...": the main job's command wants a "--" before it */
+        log_error("unknown command '%s'; to repair a failing command, put it after '--' (heal -- "
+                  "%s ...); see 'heal --help'",
+                  cmd, cmd);
         return EXIT_USAGE;
 }

@@ -115,14 +115,15 @@ void budget_add(struct llm_budget_state *b, const char *model, const heal_llm_re
 void heal_llm_tally_format(const heal_llm_tally *t, char *buf, size_t len)
 {
         /* cents show as $0.0123; less than that keeps its digits: $0.000042 */
-        snprintf(buf, len,
-                 t->cost_micro_usd && t->cost_micro_usd < 10000
-                         ? "%llu request%s (%llu from cache), %llu tokens in (%llu cached), %llu "
-                           "out, $%.6f, %.1f s"
-                         : "%llu request%s (%llu from cache), %llu tokens in (%llu cached), %llu "
-                           "out, $%.4f, %.1f s",
-                 (unsigned long long)t->requests, t->requests == 1 ? "" : "s",
-                 (unsigned long long)t->cache_hits, (unsigned long long)t->input_tokens,
-                 (unsigned long long)t->cached_tokens, (unsigned long long)t->output_tokens,
-                 (double)t->cost_micro_usd / 1e6, (double)t->wall_ms / 1000.0);
+        snprintf(
+                buf, len,
+                t->cost_micro_usd && t->cost_micro_usd < 10000
+                        ? "%llu request%s (%llu from cache or cassette), %llu tokens in (%llu cached), %llu "
+                          "out, $%.6f, %.1f s"
+                        : "%llu request%s (%llu from cache or cassette), %llu tokens in (%llu cached), %llu "
+                          "out, $%.4f, %.1f s",
+                (unsigned long long)t->requests, t->requests == 1 ? "" : "s",
+                (unsigned long long)t->cache_hits, (unsigned long long)t->input_tokens,
+                (unsigned long long)t->cached_tokens, (unsigned long long)t->output_tokens,
+                (double)t->cost_micro_usd / 1e6, (double)t->wall_ms / 1000.0);
 }
