@@ -116,7 +116,8 @@ int limit_opt(heal_runner_limits *run, heal_runner_limits *compile, const char *
  * or a shell character is single-quoted, so that the line reads back as the same arguments. */
 void join_argv(char *out, size_t len, char **argv);
 
-/* json.c */
+/* json.c: @doc (its reference taken) indented on stdout, flushed; 0, or -1 with a message
+ * when it could not be formatted or written (a full disk, a closed pipe). */
 int json_print(json_t *doc);
 
 #define log_error(fmt, ...) (fprintf(stderr, "heal: " fmt "\n", ##__VA_ARGS__))

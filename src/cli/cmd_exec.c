@@ -292,11 +292,11 @@ static int run(struct exec_opts *o, struct exec_input *in)
                                              "run"));
                 code = EXIT_SETUP;
         } else {
-                if (o->json)
-                        json_print(runner_result_json(&res));
-                else
+                if (!o->json)
                         report_human(&res);
                 code = exit_code(&res);
+                if (o->json && json_print(runner_result_json(&res)) < 0)
+                        code = EXIT_SETUP; /* the result is lost: not the program's status */
         }
         heal_runner_result_release(&res);
         signal(SIGINT, SIG_DFL);

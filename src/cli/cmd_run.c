@@ -59,7 +59,9 @@ static const char run_usage[] =
         "  --isolation=none       NO namespaces: limits, a new session, the environment allow-list\n"
         "                         and a private TMPDIR only; contains far less (docs/sandbox.md)\n"
         "\n"
-        "limits (SIZE: 512K, 64M, 1G; TIME: 500ms, 5s, 2m; a bare number of TIME is seconds):\n"
+        "limits (SIZE: 512K, 64M, 1G; TIME: 500ms, 5s, 2m; a bare number of TIME is seconds;\n"
+        "0 is no limit, except --grace 0: no grace; --size 0 and --tmp-size 0: tmpfs's own\n"
+        "default, half of RAM):\n"
         "  --timeout TIME         wall time; on expiry SIGQUIT (stack dumps), --grace, then SIGKILL\n"
         "  --grace TIME           time between SIGQUIT and SIGKILL (default 1s; 0 kills at once)\n"
         "  --cpu-time TIME        CPU time per process\n"
@@ -77,7 +79,8 @@ static const char run_usage[] =
         "\n"
         "exit status: CMD's own; 128+N if a signal N killed it; 124 timeout, 123 memory limit,\n"
         "122 cpu limit, 121 output limit, 125 heal could not run it, 126/127 CMD not executable or\n"
-        "not found, 130 interrupted (docs/exit-codes.md).\n"
+        "not found, 130 interrupted, 141 heal's output closed (a pipe's reader left)\n"
+        "(docs/exit-codes.md).\n"
         "\n"
         "examples:\n"
         "  heal run -- go test ./...\n"
@@ -232,9 +235,11 @@ int cmd_run(int argc, char **argv)
                 fail_json(o, err.msg);
                 goto out;
         }
-        if (o->json)
-                json_print(sandbox_result_json(&res));
-        else
+        if (o->json && json_print(sandbox_result_json(&res)) < 0) {
+                code = EXIT_SETUP; /* the result is lost: not the command's status */
+                goto out;
+        }
+        if (!o->json)
                 report_human(&res, &o->limits);
         code = exit_code(&res);
 out:

@@ -14,7 +14,11 @@ int json_print(json_t *doc)
                 return -1;
         }
         r = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-        fputc('\n', stdout);
+        if (fputc('\n', stdout) == EOF || fflush(stdout) == EOF || ferror(stdout))
+                r = -1;
         json_decref(doc);
+        /* A document nobody can read is no result: say so, the caller exits non-zero. */
+        if (r < 0)
+                log_error("cannot write the JSON result to stdout: %m");
         return r;
 }

@@ -41,13 +41,17 @@ static int add_mount(struct run_opts *o, const char *type, const char *src, cons
         m = &o->mounts[i];
         *m = (struct cli_mount){ .type = type, .src = src, .dst = dst };
         if (strcmp(type, "tmpfs") == 0) {
+                /* A value cut short would be another size: "00...01M" read as "0" is no limit. */
                 if (o->next_size) {
-                        snprintf(o->size_opt[i], sizeof(o->size_opt[i]), "size=%s", o->next_size);
+                        if ((size_t)snprintf(o->size_opt[i], sizeof(o->size_opt[i]), "size=%s",
+                                             o->next_size) >= sizeof(o->size_opt[i]))
+                                return usage_error("--size '%.40s...': too long", o->next_size);
                         m->opts[m->n_opts++] = o->size_opt[i];
                 }
                 if (o->next_perms) {
-                        snprintf(o->perms_opt[i], sizeof(o->perms_opt[i]), "mode=%s",
-                                 o->next_perms);
+                        if ((size_t)snprintf(o->perms_opt[i], sizeof(o->perms_opt[i]), "mode=%s",
+                                             o->next_perms) >= sizeof(o->perms_opt[i]))
+                                return usage_error("--perms '%.40s...': too long", o->next_perms);
                         m->opts[m->n_opts++] = o->perms_opt[i];
                 }
                 o->next_size = o->next_perms = NULL;
@@ -270,6 +274,11 @@ next:
                 if (r < 0)
                         return r;
         }
+        /* bwrap's rule: --size and --perms are for the --tmpfs that follows them. */
+        if (o->next_size || o->next_perms)
+                return usage_error("%s %s: no --tmpfs follows it (it applies to the next --tmpfs)",
+                                   o->next_size ? "--size" : "--perms",
+                                   o->next_size ? o->next_size : o->next_perms);
         if (i >= argc && o->command_optional)
                 return 0;
         if (i >= argc)

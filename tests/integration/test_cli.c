@@ -94,6 +94,19 @@ Test(cli, usage_errors)
         cr_assert_eq(heal("run --ro-bind /usr -- true", out, sizeof(out)), 125);
         cr_assert_eq(heal("run --tmpfs /tmp -- true", out, sizeof(out)), 125,
                      "a plan must start at /");
+        /* a value cut short would be another size ("00...01M" was mounted as size=0: none) */
+        cr_assert_eq(heal("run --ro-bind / / --chdir / --size "
+                          "00000000000000000000000000000000000000000000000000000000001M "
+                          "--tmpfs /media -- true",
+                          out, sizeof(out)),
+                     125);
+        cr_assert_eq(heal("run --ro-bind / / --chdir / --tmpfs /media --size 1M -- true", out,
+                          sizeof(out)),
+                     125, "a --size no --tmpfs follows");
+        cr_assert_eq(heal("run --ro-bind / / --chdir / --size 1M --tmpfs /media -- sh -c "
+                          "'grep -o \" /media .*size=1024k\" /proc/self/mountinfo'",
+                          out, sizeof(out)),
+                     0, "%s", out);
         cr_assert_eq(heal("frobnicate", out, sizeof(out)), 2);
         cr_assert_eq(heal("--help", out, sizeof(out)), 0);
         cr_assert(strstr(out, "heal run"));
@@ -123,6 +136,9 @@ Test(cli, json_result)
         procs = json_object_get(doc, "processes");
         cr_assert(json_is_array(procs) && json_array_size(procs) == 0);
         json_decref(doc);
+        /* A result nobody can read is no result: not the command's status (0 here). */
+        cr_assert_eq(heal("run --json -- true >/dev/full", out, sizeof(out)), 125);
+        cr_assert_eq(heal("exec --json --lang sh /dev/null >/dev/full", out, sizeof(out)), 125);
         cr_assert_eq(heal("run --json --timeout 300ms --grace 0 -- sleep 5", out, sizeof(out)),
                      124);
         doc = json_loads(out, 0, &jerr);
