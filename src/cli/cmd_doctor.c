@@ -150,6 +150,26 @@ static void check_root_etc(struct doctor *d)
         heal_sandbox_result_release(&res);
 }
 
+/* Whether the cgroup v2 hierarchy (pure, or hybrid's "unified") has the memory and pids
+ * controllers: where it has not, they are on cgroup v1 and no subtree can be delegated. */
+static bool v2_has_controllers(void)
+{
+        static const char *const files[] = { "/sys/fs/cgroup/cgroup.controllers",
+                                             "/sys/fs/cgroup/unified/cgroup.controllers" };
+
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                char buf[512] = "";
+                FILE *f = fopen(files[i], "re");
+                bool got = f && fgets(buf, sizeof(buf), f);
+
+                if (f)
+                        fclose(f);
+                if (got && strstr(buf, "memory") && strstr(buf, "pids"))
+                        return true;
+        }
+        return false;
+}
+
 static void check_cgroup(struct doctor *d)
 {
         char where[2 * 4096];
@@ -164,10 +184,16 @@ static void check_cgroup(struct doctor *d)
                              : "RLIMIT_DATA per process (no writable cgroup)",
                          pids ? "cgroup pids.max" : "RLIMIT_NPROC per user namespace",
                          where[0] ? " (" : "", where, where[0] ? ")" : "");
-        if (!(mem && pids))
+        if (!(mem && pids) && v2_has_controllers())
                 snprintf(c->detail + strlen(c->detail), sizeof(c->detail) - strlen(c->detail),
                          "; fix: run as root, or delegate a cgroup v2 subtree to your user and "
                          "set HEAL_CGROUP to it");
+        else if (!(mem && pids))
+                snprintf(c->detail + strlen(c->detail), sizeof(c->detail) - strlen(c->detail),
+                         "; this host's memory and pids controllers are on cgroup v1 (a hybrid "
+                         "or legacy layout), and heal uses a delegated subtree only on cgroup "
+                         "v2; fix: run as root, or boot with systemd.unified_cgroup_hierarchy=1 "
+                         "and delegate a cgroup v2 subtree (HEAL_CGROUP)");
 }
 
 static void check_tool(struct doctor *d, const char *name, const char *const *argv,

@@ -210,6 +210,25 @@ Test(cli, doctor_reports_each_check)
                          "ok");
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 1), "status")),
                          "ok", "overlay");
+        /* Limits that fall back name the fix that fits this host's cgroup layout. */
+        for (size_t i = 0; i < json_array_size(checks); i++) {
+                json_t *c = json_array_get(checks, i);
+                const char *detail = json_string_value(json_object_get(c, "detail"));
+                FILE *f = fopen("/sys/fs/cgroup/unified/cgroup.controllers", "re");
+                char ctl[512] = "";
+                bool hybrid_v1 = f && (!fgets(ctl, sizeof(ctl), f) || !strstr(ctl, "memory"));
+
+                if (f)
+                        fclose(f);
+                if (strcmp(json_string_value(json_object_get(c, "name")), "limits") != 0 ||
+                    strcmp(json_string_value(json_object_get(c, "status")), "ok") == 0)
+                        continue;
+                cr_assert(strstr(detail, "fix: run as root"), "%s", detail);
+                if (hybrid_v1)
+                        cr_assert(strstr(detail, "on cgroup v1") &&
+                                          strstr(detail, "systemd.unified_cgroup_hierarchy=1"),
+                                  "%s", detail);
+        }
         json_decref(doc);
 }
 
