@@ -399,8 +399,12 @@ static int search_loop(struct search *s, heal_repair_result *ret, heal_error *er
                 if (stop_check(s, ret))
                         break;
                 if (!s->o->llm) {
-                        snprintf(ret->stop, sizeof(ret->stop),
-                                 "no model configured: the free candidates did not fix it");
+                        /* node 0 is the baseline: the others are the fix-its and goimports */
+                        snprintf(ret->stop, sizeof(ret->stop), "%s",
+                                 s->n > 1 ? "no model configured, and the compiler's own "
+                                            "fixes (fix-its, goimports) did not fix it"
+                                          : "no model configured, and the compiler offered no "
+                                            "fix of its own to try");
                         break;
                 }
                 r = round_run(s, ids, &n, err);

@@ -496,6 +496,21 @@ Test(fix, free_candidates_need_no_model)
         cr_assert(strstr(now, "int x = 1;\n"), "%s", now);
         free(now);
         run_release(&r);
+        /* A fix-it that compiles but does not pass, then a failure with no fix-it at all: no
+         * fix, and the message says which. */
+        test_write_file(dir, "main.c",
+                        "#include <stdio.h>\n\nint main(void)\n{\n\tint x = 1\n\t"
+                        "return x;\n}\n");
+        run_heal(&r, dir, NULL,
+                 "-- sh -c 'clang -fdiagnostics-parseable-fixits -o x main.c && ./x'");
+        cr_assert_eq(r.status, 3, "%s", r.err);
+        cr_assert(strstr(r.err, "the compiler's own fixes (fix-its, goimports) did not fix it"),
+                  "%s", r.err);
+        run_release(&r);
+        run_heal(&r, dir, NULL, "-- sh -c 'echo broken; exit 1'");
+        cr_assert_eq(r.status, 3, "%s", r.err);
+        cr_assert(strstr(r.err, "the compiler offered no fix of its own to try"), "%s", r.err);
+        run_release(&r);
         test_rmtree(dir);
         free(dir);
 
