@@ -85,61 +85,66 @@ void test_copy_case(const char *name, const char *dir)
         closedir(d);
 }
 
-static bool read_line(const char *path, char *buf, size_t len)
+int test_count_matching(bool (*match)(const char *pid, const void *arg), const void *arg)
 {
-        FILE *f = fopen(path, "re");
-        bool ok;
+        struct dirent *de;
+        DIR *d = opendir("/proc");
+        int n = 0;
 
-        if (!f)
-                return false;
-        ok = fgets(buf, (int)len, f) != NULL;
-        fclose(f);
-        buf[strcspn(buf, "\n")] = '\0';
-        return ok;
+        cr_assert_not_null(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] >= '0' && de->d_name[0] <= '9' && match(de->d_name, arg))
+                        n++;
+        closedir(d);
+        return n;
+}
+
+ssize_t test_read_proc(const char *pid, const char *file, char *buf, size_t len)
+{
+        char path[300];
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%s/%s", pid, file);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return -1;
+        n = read(fd, buf, len - 1);
+        close(fd);
+        buf[n > 0 ? n : 0] = '\0';
+        return n;
+}
+
+static bool comm_is(const char *pid, const void *comm)
+{
+        char c[64];
+        ssize_t n;
+
+        if (!comm)
+                return true;
+        n = test_read_proc(pid, "comm", c, sizeof(c));
+        c[strcspn(c, "\n")] = '\0';
+        return n > 0 && strcmp(c, comm) == 0;
 }
 
 int test_count_procs(const char *comm)
 {
-        struct dirent *de;
-        DIR *d = opendir("/proc");
-        int n = 0;
+        return test_count_matching(comm_is, comm);
+}
 
-        cr_assert_not_null(d);
-        while ((de = readdir(d))) {
-                char path[300], c[64];
+static bool zombie_of(const char *pid, const void *ppid)
+{
+        char line[512], *rp, state;
+        int pp;
 
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                        continue;
-                snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-                if (!comm || (read_line(path, c, sizeof(c)) && strcmp(c, comm) == 0))
-                        n++;
-        }
-        closedir(d);
-        return n;
+        if (test_read_proc(pid, "stat", line, sizeof(line)) <= 0 || !(rp = strrchr(line, ')')))
+                return false;
+        return sscanf(rp + 2, "%c %d", &state, &pp) == 2 && state == 'Z' &&
+               (*(const int *)ppid == 0 || pp == *(const int *)ppid);
 }
 
 int test_count_zombies(int ppid)
 {
-        struct dirent *de;
-        DIR *d = opendir("/proc");
-        int n = 0;
-
-        cr_assert_not_null(d);
-        while ((de = readdir(d))) {
-                char path[300], line[512], *rp, state;
-                int pp;
-
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                        continue;
-                snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-                if (!read_line(path, line, sizeof(line)) || !(rp = strrchr(line, ')')))
-                        continue;
-                if (sscanf(rp + 2, "%c %d", &state, &pp) == 2 && state == 'Z' &&
-                    (ppid == 0 || pp == ppid))
-                        n++;
-        }
-        closedir(d);
-        return n;
+        return test_count_matching(zombie_of, &ppid);
 }
 
 int test_fd_count(void)
@@ -215,36 +220,20 @@ void test_require(const char *tool)
                      tool);
 }
 
+static bool cmdline_has(const char *pid, const void *needle)
+{
+        char buf[4096];
+        ssize_t len = test_read_proc(pid, "cmdline", buf, sizeof(buf));
+
+        for (ssize_t i = 0; i < len - 1; i++)
+                if (buf[i] == '\0')
+                        buf[i] = ' ';
+        return len > 0 && strstr(buf, needle) != NULL;
+}
+
 int test_count_cmdline(const char *needle)
 {
-        struct dirent *de;
-        DIR *d = opendir("/proc");
-        int n = 0;
-
-        cr_assert_not_null(d);
-        while ((de = readdir(d))) {
-                char path[300], buf[4096];
-                ssize_t len;
-                int fd;
-
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                        continue;
-                snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                len = read(fd, buf, sizeof(buf) - 1);
-                close(fd);
-                if (len <= 0)
-                        continue;
-                for (ssize_t i = 0; i < len - 1; i++)
-                        if (buf[i] == '\0')
-                                buf[i] = ' ';
-                buf[len] = '\0';
-                n += strstr(buf, needle) != NULL;
-        }
-        closedir(d);
-        return n;
+        return test_count_matching(cmdline_has, needle);
 }
 
 static void proc_drain(int fd, char **buf, size_t *len, size_t *cap, bool *open)

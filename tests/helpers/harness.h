@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "heal/sandbox.h"
 
@@ -25,6 +26,13 @@ void test_copy_case(const char *name, const char *dir);
 
 /* Write @text to @dir/@file. */
 void test_write_file(const char *dir, const char *file, const char *text);
+
+/* Number of host processes for which @match(PID as in /proc, @arg) is true. */
+int test_count_matching(bool (*match)(const char *pid, const void *arg), const void *arg);
+
+/* /proc/@pid/@file's first @len - 1 bytes into @buf, NUL-terminated; bytes read, -1 when it
+ * cannot be opened (the process is gone) or read. */
+ssize_t test_read_proc(const char *pid, const char *file, char *buf, size_t len);
 
 /* Number of host processes whose /proc/PID/comm equals @comm (NULL: all processes). */
 int test_count_procs(const char *comm);

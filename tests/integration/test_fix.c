@@ -480,6 +480,8 @@ ParameterizedTest(int *i, fix, corpus, .timeout = 240)
 /* The compiler's fix-its and goimports fix what they can with no model at all. */
 Test(fix, free_candidates_need_no_model)
 {
+        static const char clang_run[] =
+                "-- sh -c 'clang -fdiagnostics-parseable-fixits -o x main.c && ./x'";
         char *dir = test_tempdir(), path[PATH_MAX], *now;
         struct heal_run r;
 
@@ -487,8 +489,7 @@ Test(fix, free_candidates_need_no_model)
         test_write_file(dir, "main.c",
                         "#include <stdio.h>\n\nint main(void)\n{\n\tint x = 1\n\t"
                         "return x - 1;\n}\n");
-        run_heal(&r, dir, NULL,
-                 "-- sh -c 'clang -fdiagnostics-parseable-fixits -o x main.c && ./x'");
+        run_heal(&r, dir, NULL, clang_run);
         cr_assert_eq(r.status, 0, "%s", r.err);
         cr_assert(strstr(r.err, "fixit "), "%s", r.err);
         snprintf(path, sizeof(path), "%s/main.c", dir);
@@ -501,8 +502,7 @@ Test(fix, free_candidates_need_no_model)
         test_write_file(dir, "main.c",
                         "#include <stdio.h>\n\nint main(void)\n{\n\tint x = 1\n\t"
                         "return x;\n}\n");
-        run_heal(&r, dir, NULL,
-                 "-- sh -c 'clang -fdiagnostics-parseable-fixits -o x main.c && ./x'");
+        run_heal(&r, dir, NULL, clang_run);
         cr_assert_eq(r.status, 3, "%s", r.err);
         cr_assert(strstr(r.err, "the compiler's own fixes (fix-its, goimports) did not fix it"),
                   "%s", r.err);

@@ -226,37 +226,20 @@ struct racer {
         volatile int stop;
 };
 
-/* Whether some heal-init has mounted its tmpfs at /newroot/proj/x (its mountinfo says so). */
+/* A heal-init that has mounted its tmpfs at /newroot/proj/x (its mountinfo says so). */
+static bool mounted_x(const char *pid, const void *arg)
+{
+        static char buf[65536]; /* the racer thread's only */
+
+        (void)arg;
+        return test_read_proc(pid, "comm", buf, 16) >= 9 && strncmp(buf, "heal-init", 9) == 0 &&
+               test_read_proc(pid, "mountinfo", buf, sizeof(buf)) > 0 &&
+               strstr(buf, "/newroot/proj/x ");
+}
+
 static bool init_mounted_x(void)
 {
-        struct dirent *de;
-        DIR *d = opendir("/proc");
-        bool seen = false;
-
-        while (d && !seen && (de = readdir(d))) {
-                char path[300], buf[65536];
-                ssize_t n;
-                int fd;
-
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                        continue;
-                snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-                if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-                        continue;
-                n = read(fd, buf, 16);
-                close(fd);
-                if (n < 9 || strncmp(buf, "heal-init", 9) != 0)
-                        continue;
-                snprintf(path, sizeof(path), "/proc/%s/mountinfo", de->d_name);
-                if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-                        continue;
-                n = read(fd, buf, sizeof(buf) - 1);
-                close(fd);
-                seen = n > 0 && (buf[n] = '\0', strstr(buf, "/newroot/proj/x "));
-        }
-        if (d)
-                closedir(d);
-        return seen;
+        return test_count_matching(mounted_x, NULL) > 0;
 }
 
 /* A host process with write access to the shared directory: once the sandbox's tmpfs is on
